@@ -1,0 +1,1 @@
+"""Distributed training on SageMaker: workload specs, their compiler, and the training code."""
