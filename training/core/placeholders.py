@@ -25,7 +25,8 @@ OUTPUT_BUCKET = "OutputBucket"
 CHECKPOINT_BUCKET = "CheckpointBucket"
 KMS_KEY_ARN = "KmsKeyArn"
 SOURCE_DIR_S3_URI = "SourceDirS3Uri"
-REPOSITORY_PREFIX = "Repository_"  # + repository name with '-' as '_': the repository URI
+REPOSITORY_PREFIX = "Repository_"  # + repository name with '-' as '_': the repository URI (for a fixed tag)
+IMAGE_URI_PREFIX = "ImageUri_"  # + repository name with '-' as '_': the image the platform built for it
 
 # Run-time values, produced by the state machine for each execution and attempt.
 RUN_ID = "RunId"  # per execution: 12 lowercase hex characters
@@ -42,6 +43,11 @@ def ref(name: str) -> str:
 def repository_key(repository: str) -> str:
     """Substitution key for a project ECR repository's URI."""
     return REPOSITORY_PREFIX + re.sub(r"[^A-Za-z0-9]", "_", repository)
+
+
+def image_uri_key(repository: str) -> str:
+    """Substitution key for the URI (with tag) of the image the platform built into a project repository."""
+    return IMAGE_URI_PREFIX + re.sub(r"[^A-Za-z0-9]", "_", repository)
 
 
 def names_in(value: Any) -> set[str]:

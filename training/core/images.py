@@ -1,0 +1,66 @@
+"""Training image URIs: an AWS framework image resolved by the SDK for the environment's region,
+an explicit URI, or an image this project builds into its own ECR repository (a deploy-time placeholder).
+
+Only framework images need the SageMaker SDK, and it is imported here, lazily, so `validate` stays fast.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from functools import cache
+
+from training.core import placeholders
+from training.core.spec import Workload
+
+
+@cache
+def _framework_image(framework: str, region: str, version: str, py_version: str, instance_type: str,
+                     distribution_key: str, base_framework_version: str | None) -> str:
+    import json
+
+    os.environ.setdefault("SAGEMAKER_SUPPRESS_V2_WARNING", "1")
+    for noisy in ("sagemaker", "sagemaker.config", "botocore.credentials"):
+        logging.getLogger(noisy).setLevel(logging.ERROR)
+    from sagemaker import image_uris
+
+    distribution = json.loads(distribution_key)
+    return image_uris.get_training_image_uri(
+        region=region,
+        framework=framework,
+        framework_version=version,
+        py_version=py_version,
+        instance_type=instance_type,
+        distribution=distribution or None,
+        **({"pytorch_version": base_framework_version.removeprefix("pytorch")}
+           if framework == "huggingface" and base_framework_version and base_framework_version.startswith("pytorch")
+           else {}),
+        **({"tensorflow_version": base_framework_version.removeprefix("tensorflow")}
+           if framework == "huggingface" and base_framework_version and base_framework_version.startswith("tensorflow")
+           else {}),
+    )
+
+
+def image_uri(workload: Workload, region: str) -> str:
+    """The TrainingImage for this workload in this region (a placeholder for project-built images)."""
+    image = workload.image
+    if image.kind == "uri":
+        assert image.uri is not None
+        return image.uri
+    if image.kind == "repository":
+        assert image.repository is not None
+        if image.tag:
+            return placeholders.ref(placeholders.repository_key(image.repository)) + ":" + image.tag
+        return placeholders.ref(placeholders.image_uri_key(image.repository))
+    import json
+
+    if workload.framework == "huggingface":
+        base = ("pytorch" + workload.pytorch_version) if workload.pytorch_version else (
+            "tensorflow" + str(workload.tensorflow_version))
+        version = str(workload.transformers_version)
+    else:
+        base, version = None, str(workload.framework_version)
+    return _framework_image(
+        workload.framework, region, version, str(workload.py_version), workload.instance_type,
+        json.dumps(workload.distribution, sort_keys=True), base,
+    )

@@ -1,0 +1,80 @@
+"""What the SageMaker Python SDK v2 itself allows, read from the installed SDK without importing it.
+
+Importing `sagemaker` costs ~2.3 s; `validate` must stay well under a second. The SDK's rule tables are
+plain literals (`sagemaker/fw_utils.py`) and JSON files (`sagemaker/image_uri_config/*.json`), so they are
+read here straight from the installed package: the pinned SDK stays the single source of these facts.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+
+@cache
+def sdk_root() -> Path:
+    spec = importlib.util.find_spec("sagemaker")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("the SageMaker Python SDK v2 is not installed: pip install -r requirements.txt")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+@cache
+def fw_utils_constants() -> dict[str, Any]:
+    """Module-level literal assignments of sagemaker/fw_utils.py (version and instance lists)."""
+    tree = ast.parse((sdk_root() / "fw_utils.py").read_text())
+    constants: dict[str, Any] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            try:
+                constants[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                continue
+    return constants
+
+
+def constant(name: str) -> Any:
+    return fw_utils_constants()[name]
+
+
+@cache
+def image_config(framework: str) -> dict[str, Any]:
+    """The SDK's image URI config for a framework's training images."""
+    path = sdk_root() / "image_uri_config" / f"{framework}.json"
+    return json.loads(path.read_text())["training"]
+
+
+def _full_version(config: dict[str, Any], version: str) -> str:
+    return config.get("version_aliases", {}).get(version, version)
+
+
+def framework_versions(framework: str) -> list[str]:
+    config = image_config(framework)
+    return list(config["versions"]) + list(config.get("version_aliases", {}))
+
+
+def py_versions(framework: str, version: str) -> list[str]:
+    """Python versions the SDK knows for this framework version's training image ([] if unknown)."""
+    config = image_config(framework)
+    entry = config["versions"].get(_full_version(config, version))
+    if entry is None:
+        return []
+    if "py_versions" in entry:
+        return list(entry["py_versions"])
+    # HuggingFace nests one entry per base framework ("pytorch2.8.0": {"py_versions": [...]}).
+    found: list[str] = []
+    for value in entry.values():
+        if isinstance(value, dict):
+            found.extend(value.get("py_versions", []))
+    return found
+
+
+def huggingface_base_versions(transformers_version: str) -> list[str]:
+    """Base-framework keys such as 'pytorch2.8.0' known for a transformers version."""
+    config = image_config("huggingface")
+    entry = config["versions"].get(_full_version(config, transformers_version), {})
+    return [key for key, value in entry.items() if isinstance(value, dict) and key != "version_aliases"]
