@@ -11,10 +11,10 @@ prices; check the pricing page before quoting them); the EFA lists of the `sagem
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 
-class Accelerator(str, Enum):
+class Accelerator(StrEnum):
     NONE = "none"
     NVIDIA_GPU = "nvidia-gpu"
     TRAINIUM = "trainium"
@@ -119,7 +119,7 @@ def _build(rows: list[tuple]) -> dict[str, InstanceType]:
     table: dict[str, InstanceType] = {}
     for row in rows:
         name, acc, count, model, vcpus, mem, efa, price, *flags = row
-        efa_provider, rdma_set, rdma_ok = (flags + [False, False, False])[:3]
+        efa_provider, rdma_set, rdma_ok = ([*flags, False, False, False])[:3]
         table[name] = InstanceType(
             name=name, accelerator=acc, accelerators=count, accelerator_model=model, vcpus=vcpus,
             memory_gib=mem, efa_interfaces=efa, price_per_hour=price, toolkit_sets_efa_provider=efa_provider,

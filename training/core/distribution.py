@@ -147,7 +147,8 @@ def _check_mpi(c: _Checker, w: Workload) -> None:
             c.add("distribution.mpi.processes_per_host", "must be a positive whole number")
         else:
             limit = w.instance.accelerators or w.instance.vcpus
-            what = "GPUs" if w.instance.has_gpu else ("Trainium chips" if w.instance.is_trainium else "vCPUs")
+            what = "GPU" if w.instance.has_gpu else ("Trainium chip" if w.instance.is_trainium else "vCPU")
+            what += "s" if limit > 1 else ""
             if per_host > limit:
                 c.add("distribution.mpi.processes_per_host",
                       f"{per_host} processes on {w.instance_type}, which has {limit} {what}; use at most {limit}")

@@ -1,0 +1,74 @@
+"""Helpers for spec tests: a valid base spec in a temporary folder, mutated one field at a time."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from training.core.environments import load_environments
+from training.core.errors import SpecError
+from training.core.spec import Workload, parse_workload
+
+BASE: dict[str, Any] = {
+    "name": "demo",
+    "framework": "pytorch",
+    "framework_version": "2.3.0",
+    "py_version": "py311",
+    "entry_point": "train.py",
+    "source_dir": "code",
+    "instance_type": "ml.p4d.24xlarge",
+    "instance_count": 2,
+    "distribution": {"torch_distributed": {"enabled": True}},
+    "hyperparameters": {"epochs": 3, "lr": 0.1, "name": "x"},
+}
+
+
+@pytest.fixture
+def spec_dir(tmp_path: Path) -> Path:
+    (tmp_path / "code").mkdir()
+    (tmp_path / "code" / "train.py").write_text("print('hi')\n")
+    (tmp_path / "code" / "run.sh").write_text("#!/bin/sh\n")
+    return tmp_path
+
+
+@pytest.fixture
+def envs():
+    return load_environments()
+
+
+@pytest.fixture
+def make(spec_dir: Path):
+    """Build a workload from BASE with changes; a value of ... removes the key."""
+
+    def build(**changes: Any) -> Workload:
+        raw = copy.deepcopy(BASE)
+        for key, value in changes.items():
+            if value is ...:
+                raw.pop(key, None)
+            else:
+                raw[key] = value
+        return parse_workload(raw, source="demo.yaml", base_dir=spec_dir)
+
+    return build
+
+
+@pytest.fixture
+def rejects(make):
+    """Assert that a change is rejected with a message naming the field and containing the fix."""
+
+    def check(field: str, *words: str, **changes: Any) -> str:
+        with pytest.raises(SpecError) as info:
+            make(**changes)
+        text = str(info.value)
+        matching = [str(p) for p in info.value.problems if p.field == field]
+        assert matching, f"no problem reported for {field}; got:\n{text}"
+        joined = "\n".join(matching)
+        for word in words:
+            assert word in joined, f"{word!r} not in {joined!r}"
+        assert all(str(p).startswith("demo.yaml: ") for p in info.value.problems)
+        return joined
+
+    return check

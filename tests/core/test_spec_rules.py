@@ -1,0 +1,367 @@
+"""One test per validation rule: the message names the field and says what to change."""
+
+from __future__ import annotations
+
+import pytest
+
+from training.core.errors import SpecError
+from training.core.request import compile_request
+from training.core.spec import load_workload_file
+
+
+def test_base_spec_is_valid(make):
+    workload = make()
+    assert workload.strategy == "torch_distributed"
+    assert workload.instance.accelerators == 8
+
+
+# --- keys and types -------------------------------------------------------------------------------------
+
+
+def test_typo_in_key_suggests_the_right_name(rejects):
+    rejects("instance_cout", "did you mean 'instance_count'", instance_cout=2)
+
+
+def test_typo_in_nested_strategy_key_suggests(rejects):
+    rejects("distribution.torch_distributd", "did you mean 'torch_distributed'",
+            distribution={"torch_distributd": {"enabled": True}})
+
+
+def test_unknown_subkey_of_mpi(rejects):
+    rejects("distribution.mpi.processes_per_hots", "did you mean 'processes_per_host'",
+            distribution={"mpi": {"enabled": True, "processes_per_hots": 8}})
+
+
+def test_unknown_framework_suggests(rejects):
+    rejects("framework", "did you mean 'pytorch'", framework="pytorh")
+
+
+def test_required_keys(rejects):
+    rejects("entry_point", "is required", entry_point=...)
+    rejects("instance_type", "is required", instance_type=...)
+    rejects("name", "is required", name=...)
+
+
+def test_workload_name_pattern(rejects):
+    rejects("name", "lowercase letters, digits and single hyphens", name="My_Workload")
+
+
+@pytest.mark.parametrize("field,value,words", [
+    ("instance_count", 0, ("between 1",)),
+    ("instance_count", "2", ("whole number",)),
+    ("volume_size", 0, ("between 1",)),
+    ("max_run", 3_000_000, ("between 1 and 2419200",)),
+    ("keep_alive_period_in_seconds", 30000, ("between 0 and 21600",)),
+    ("max_retry_attempts", 31, ("between 1 and 30",)),
+    ("use_spot_instances", "yes", ("true or false",)),
+])
+def test_numbers_and_booleans_in_range(rejects, field, value, words):
+    rejects(field, *words, **{field: value})
+
+
+# --- image sources and versions ---------------------------------------------------------------------------
+
+
+def test_exactly_one_image_source(rejects):
+    rejects("image_uri", "exactly one image source", image_uri="123.dkr.ecr.us-east-1.amazonaws.com/x:1")
+    rejects("image_uri", "exactly one image source", framework_version=..., py_version=...)
+
+
+def test_framework_version_must_exist_in_the_sdk(rejects):
+    rejects("framework_version", "not a pytorch training image version", framework_version="9.9.9")
+
+
+def test_unquoted_version_is_explained(rejects):
+    rejects("framework_version", "quote versions", framework_version=2.3)
+
+
+def test_py_version_must_match_framework_version(rejects):
+    rejects("py_version", "py311", py_version="py38")
+
+
+def test_project_repository_image(make):
+    workload = make(framework_version=..., py_version=..., image={"repository": "gpt-trainer"})
+    assert workload.image.kind == "repository"
+
+
+def test_repository_image_unknown_key(rejects):
+    rejects("image.tga", "did you mean 'tag'", framework_version=..., py_version=...,
+            image={"repository": "gpt-trainer", "tga": "v1"})
+
+
+def test_huggingface_needs_transformers_and_base(rejects):
+    rejects("transformers_version", "transformers_version and pytorch_version",
+            framework="huggingface", framework_version=..., transformers_version="4.56.2")
+
+
+# --- source code ----------------------------------------------------------------------------------------
+
+
+def test_source_dir_must_exist(rejects):
+    rejects("source_dir", "does not exist", source_dir="missing")
+
+
+def test_entry_point_must_exist(rejects):
+    rejects("entry_point", "not a file", entry_point="nope.py")
+
+
+def test_entry_point_must_stay_inside_source_dir(rejects):
+    rejects("entry_point", "inside source_dir", entry_point="../train.py")
+
+
+def test_torch_distributed_needs_python_entry_point(rejects):
+    rejects("entry_point", ".py file", entry_point="run.sh")
+
+
+# --- instance types and strategies ----------------------------------------------------------------------------
+
+
+def test_unknown_instance_type_suggests_close_one(rejects):
+    rejects("instance_type", "did you mean 'ml.p4d.24xlarge'", instance_type="ml.p4d.24xlarg")
+
+
+def test_processes_per_host_within_gpus(rejects):
+    rejects("distribution.mpi.processes_per_host", "which has 8 GPUs", "at most 8",
+            distribution={"mpi": {"enabled": True, "processes_per_host": 16}})
+
+
+def test_processes_per_host_within_a_single_gpu_instance(rejects):
+    rejects("distribution.mpi.processes_per_host", "which has 1 GPU;", "at most 1",
+            instance_type="ml.g5.2xlarge", distribution={"mpi": {"enabled": True, "processes_per_host": 2}})
+
+
+def test_only_one_smdistributed_strategy(rejects):
+    rejects("distribution.smdistributed", "only one smdistributed strategy", framework_version="2.2.0",
+            py_version="py310", distribution={"smdistributed": {"dataparallel": {"enabled": True},
+                                                                "modelparallel": {"enabled": True}}})
+
+
+def test_modelparallel_needs_a_launcher(rejects):
+    rejects("distribution.smdistributed.modelparallel", "mpi", "torch_distributed",
+            distribution={"smdistributed": {"modelparallel": {"enabled": True, "parameters": {"partitions": 2}}}})
+
+
+@pytest.mark.parametrize("param,value,words", [
+    ("pipeline", "zigzag", ("simple, interleaved",)),
+    ("placement_strategy", "random", ("spread, cluster",)),
+    ("optimize", "size", ("speed, memory",)),
+    ("partitions", 0, ("positive whole number",)),
+    ("microbatches", -1, ("positive whole number",)),
+    ("ddp", "yes", ("true or false",)),
+    ("memory_weight", 1.5, ("between 0.0 and 1.0",)),
+])
+def test_smp_parameters_follow_the_sdk(rejects, param, value, words):
+    params = {"partitions": 2, "microbatches": 4, param: value}
+    rejects(f"distribution.smdistributed.modelparallel.parameters.{param}", *words,
+            distribution={"smdistributed": {"modelparallel": {"enabled": True, "parameters": params}},
+                          "mpi": {"enabled": True, "processes_per_host": 8}})
+
+
+def test_smp_ddp_and_horovod_exclusive(rejects):
+    params = {"partitions": 2, "ddp": True, "horovod": True}
+    rejects("distribution.smdistributed.modelparallel.parameters.ddp", "cannot both",
+            distribution={"smdistributed": {"modelparallel": {"enabled": True, "parameters": params}},
+                          "mpi": {"enabled": True}})
+
+
+def test_smp_default_partition_needed_without_auto_partition(rejects):
+    params = {"partitions": 2, "auto_partition": False}
+    rejects("distribution.smdistributed.modelparallel.parameters.default_partition", "required",
+            distribution={"smdistributed": {"modelparallel": {"enabled": True, "parameters": params}},
+                          "mpi": {"enabled": True}})
+
+
+def test_smdistributed_not_on_p5_without_torch_distributed(rejects):
+    rejects("distribution.smdistributed", "torch_distributed", instance_type="ml.p5.48xlarge",
+            distribution={"smdistributed": {"modelparallel": {"enabled": True}}, "mpi": {"enabled": True}})
+
+
+def test_smddp_instance_types(rejects):
+    rejects("distribution.smdistributed.dataparallel", "ml.p4d.24xlarge", instance_type="ml.g5.48xlarge",
+            framework_version="2.2.0", py_version="py310",
+            distribution={"smdistributed": {"dataparallel": {"enabled": True}}})
+
+
+def test_smddp_framework_versions(rejects):
+    rejects("framework_version", "SMDDP supports pytorch", framework_version="2.3.0",
+            distribution={"smdistributed": {"dataparallel": {"enabled": True}}})
+
+
+def test_pytorchddp_and_smdistributed_exclusive(rejects):
+    rejects("distribution", "cannot use both pytorchddp and smdistributed", framework_version="2.2.0",
+            py_version="py310", distribution={"pytorchddp": {"enabled": True},
+                                              "smdistributed": {"dataparallel": {"enabled": True}}})
+
+
+def test_trainium_accepts_only_torch_distributed(rejects):
+    rejects("distribution", "Trainium", "only torch_distributed", instance_type="ml.trn1.32xlarge",
+            distribution={"mpi": {"enabled": True}})
+
+
+def test_torch_distributed_needs_gpu_or_trainium(rejects):
+    rejects("distribution.torch_distributed", "GPU or Trainium", instance_type="ml.c5.4xlarge")
+
+
+def test_torch_distributed_framework_versions(rejects):
+    rejects("framework_version", "torch_distributed", "full versions", framework_version="2.3", py_version="py311")
+
+
+def test_strategy_must_suit_the_framework(rejects):
+    rejects("distribution.parameter_server", "only tensorflow", distribution={"parameter_server": {"enabled": True}})
+
+
+def test_multi_worker_mirrored_needs_tf_2_9(rejects):
+    rejects("distribution.multi_worker_mirrored_strategy", "2.9", framework="tensorflow",
+            framework_version="2.8", py_version="py39",
+            distribution={"multi_worker_mirrored_strategy": {"enabled": True}})
+
+
+def test_multi_node_without_efa_is_flagged(make):
+    workload = make(instance_type="ml.g5.2xlarge", instance_count=2)
+    assert any("no EFA" in w and "instance_type" in w for w in workload.warnings)
+
+
+def test_multi_node_with_efa_is_not_flagged(make):
+    assert not make().warnings
+
+
+# --- job names, hyperparameters, environment ---------------------------------------------------------------
+
+
+def test_job_name_prefix_leaves_room_for_run_suffix(rejects, make):
+    text = rejects("base_job_name", "at most 48", base_job_name="a" * 49)
+    assert "63" in text
+    assert len(make(base_job_name="a" * 48).base_job_name) + 1 + 12 + 1 + 1 == 63
+
+
+def test_job_name_room_shrinks_with_more_relaunch_digits(rejects, make):
+    make(base_job_name="a" * 48, capacity_retry={"max_attempts": 9})
+    rejects("base_job_name", "at most 47", base_job_name="a" * 48, capacity_retry={"max_attempts": 10})
+
+
+def test_reserved_hyperparameters(rejects):
+    rejects("hyperparameters.sagemaker_program", "set by the SDK", hyperparameters={"sagemaker_program": "x.py"})
+
+
+def test_hyperparameter_value_length(rejects):
+    rejects("hyperparameters.blob", "2500", hyperparameters={"blob": "x" * 2600})
+
+
+def test_hyperparameter_count_includes_sdk_keys(rejects):
+    many = {f"h{i}": i for i in range(96)}
+    rejects("hyperparameters", "100", hyperparameters=many)
+
+
+def test_hyperparameter_values_must_be_json(rejects):
+    import datetime
+
+    rejects("hyperparameters.when", "quote it", hyperparameters={"when": datetime.date(2026, 1, 1)})
+
+
+def test_environment_key_pattern(rejects):
+    rejects("environment.1BAD", "letters, digits and '_'", environment={"1BAD": "x"})
+
+
+def test_environment_values_are_strings(rejects):
+    rejects("environment.NCCL_DEBUG_LEVEL", "quote it", environment={"NCCL_DEBUG_LEVEL": 3})
+
+
+def test_environment_value_length(rejects):
+    rejects("environment.LONG", "512", environment={"LONG": "x" * 600})
+
+
+def test_environment_count_includes_efa_variables(rejects):
+    many = {f"V{i}": "1" for i in range(99)}
+    rejects("environment", "EFA", instance_type="ml.p5en.48xlarge", environment=many)
+
+
+# --- spot, checkpoints, warm pools -----------------------------------------------------------------------------
+
+
+def test_spot_needs_max_wait(rejects):
+    rejects("max_wait", "max_wait", use_spot_instances=True, checkpoints=True)
+
+
+def test_spot_max_wait_at_least_max_run(rejects):
+    rejects("max_wait", "at least max_run", use_spot_instances=True, checkpoints=True, max_run=7200, max_wait=3600)
+
+
+def test_spot_needs_checkpoints(rejects):
+    rejects("checkpoints", "checkpoints: true", use_spot_instances=True, max_wait=100000)
+
+
+def test_no_warm_pool_with_spot(rejects):
+    rejects("keep_alive_period_in_seconds", "spot", use_spot_instances=True, max_wait=100000, checkpoints=True,
+            keep_alive_period_in_seconds=600)
+
+
+def test_max_wait_without_spot(rejects):
+    rejects("max_wait", "use_spot_instances", max_wait=100000)
+
+
+def test_checkpoint_uri_must_be_s3(rejects):
+    rejects("checkpoint_s3_uri", "s3://", checkpoint_s3_uri="/tmp/ckpt")
+
+
+# --- inputs --------------------------------------------------------------------------------------------------
+
+
+def test_channel_name_pattern(rejects):
+    rejects("inputs.bad name", "channel names", inputs={"bad name": "s3://b/k"})
+
+
+def test_s3_input_mode(rejects):
+    rejects("inputs.train.input_mode", "File, Pipe, FastFile", inputs={"train": {"s3_data": "k/", "input_mode": "Fast"}})
+
+
+def test_s3_uri_scheme(rejects):
+    rejects("inputs.train.s3_data", "not an s3:// URI", inputs={"train": "https://example.com/data"})
+
+
+def test_fsx_path_needs_a_path(rejects):
+    rejects("inputs.train.directory_path", "mount name is added", inputs={"train": {"directory_path": "/"}})
+
+
+def test_fsx_channels_are_file_mode(rejects):
+    rejects("inputs.train.input_mode", "use File", inputs={"train": {"directory_path": "/d", "input_mode": "FastFile"}})
+
+
+def test_fsx_input_needs_an_environment_with_fsx(make, envs):
+    from dataclasses import replace
+
+    workload = make(inputs={"train": {"directory_path": "/datasets/x"}})
+    no_fsx = replace(envs["dev"], fsx=None)
+    with pytest.raises(SpecError, match="has no file system: add an fsx block"):
+        compile_request(workload, no_fsx, training_image="img")
+    request = compile_request(workload, envs["dev"], training_image="img")
+    fsx = request["InputDataConfig"][0]["DataSource"]["FileSystemDataSource"]
+    assert fsx["DirectoryPath"] == "/${FsxMountName}/datasets/x"
+
+
+# --- tags and metrics ----------------------------------------------------------------------------------------
+
+
+def test_metric_regex_must_compile(rejects):
+    rejects("metric_definitions[0].Regex", "not a valid regular expression",
+            metric_definitions=[{"Name": "loss", "Regex": "loss=([0-9."}])
+
+
+def test_metric_regex_needs_a_group(rejects):
+    rejects("metric_definitions[0].Regex", "capture group", metric_definitions=[{"Name": "loss", "Regex": "loss=[0-9.]+"}])
+
+
+def test_tags_may_not_use_aws_prefix(rejects):
+    rejects("tags.aws:owner", "aws:", tags={"aws:owner": "me"})
+
+
+def test_all_problems_are_reported_at_once(make):
+    with pytest.raises(SpecError) as info:
+        make(instance_count=0, volume_size=-1, max_run="long")
+    assert {p.field for p in info.value.problems} >= {"instance_count", "volume_size", "max_run"}
+
+
+def test_yaml_errors_name_the_file(tmp_path):
+    path = tmp_path / "broken.yaml"
+    path.write_text("name: [unclosed\n")
+    with pytest.raises(SpecError, match="is not valid YAML"):
+        load_workload_file(path)

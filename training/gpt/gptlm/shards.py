@@ -1,0 +1,150 @@
+"""Pre-tokenized training data: the shard file format, its writer, and a deterministic per-rank sampler.
+
+A shard is a 1 KiB header of 256 little-endian int32 (magic, version, token count, vocabulary size)
+followed by the tokens as little-endian uint16. Shards are memory-mapped, so a rank only pages in the
+windows it reads and a 100 GB data set on FSx costs no RAM up front.
+
+Sampling is a pure function of (seed, global step, rank): the global batch for step s is a fixed slice
+of a seeded permutation of all windows, and each rank reads its own disjoint part of it. A job that
+resumes at step s therefore sees exactly the batches it would have seen without the interruption,
+with no loader state to checkpoint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+MAGIC = 0x47505431  # "GPT1"
+VERSION = 1
+HEADER_INTS = 256
+HEADER_BYTES = HEADER_INTS * 4
+TOKEN_DTYPE = np.dtype("<u2")
+MAX_VOCAB = int(np.iinfo(TOKEN_DTYPE).max) + 1
+SHARD_GLOB = "*.bin"
+
+
+class DataError(ValueError):
+    """Training data that is missing or not in the shard format; the message says what to run."""
+
+
+def encode_bytes(text: str) -> np.ndarray:
+    """Byte-level tokenizer (vocabulary 256): needs no download, so prep works offline and in tests."""
+    return np.frombuffer(text.encode("utf-8"), dtype=np.uint8).astype(TOKEN_DTYPE)
+
+
+def write_shard(path: Path, tokens: np.ndarray, vocab_size: int) -> None:
+    """Write one shard atomically (temporary file, then rename), so a reader never sees half a shard."""
+    if not 0 < vocab_size <= MAX_VOCAB:
+        raise DataError(f"vocab_size {vocab_size} does not fit the uint16 shard format (1..{MAX_VOCAB})")
+    tokens = np.asarray(tokens)
+    if tokens.size and int(tokens.max()) >= vocab_size:
+        raise DataError(f"token id {int(tokens.max())} is outside the vocabulary of {vocab_size}")
+    header = np.zeros(HEADER_INTS, dtype="<i4")
+    header[:4] = (MAGIC, VERSION, tokens.size, vocab_size)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with open(tmp, "wb") as f:
+        f.write(header.tobytes())
+        f.write(tokens.astype(TOKEN_DTYPE).tobytes())
+    tmp.replace(path)
+
+
+def write_shards(tokens: np.ndarray, out_dir: Path, vocab_size: int, tokens_per_shard: int,
+                 prefix: str = "train") -> list[Path]:
+    """Split a token stream into shards named `<prefix>_000000.bin`, ... in `out_dir`."""
+    if tokens_per_shard < 1:
+        raise DataError("tokens_per_shard must be at least 1")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for i, start in enumerate(range(0, max(len(tokens), 1), tokens_per_shard)):
+        path = out_dir / f"{prefix}_{i:06d}.bin"
+        write_shard(path, tokens[start:start + tokens_per_shard], vocab_size)
+        paths.append(path)
+    return paths
+
+
+@dataclass(frozen=True)
+class Shard:
+    path: Path
+    tokens: np.memmap
+    vocab_size: int
+
+
+def open_shard(path: Path) -> Shard:
+    with open(path, "rb") as f:
+        header = np.frombuffer(f.read(HEADER_BYTES), dtype="<i4")
+    if header.size != HEADER_INTS or header[0] != MAGIC:
+        raise DataError(f"{path} is not a token shard (bad header); write shards with `python -m training prep-data`")
+    if header[1] != VERSION:
+        raise DataError(f"{path} has shard format version {header[1]}, this trainer reads version {VERSION}")
+    count, vocab = int(header[2]), int(header[3])
+    expected = HEADER_BYTES + count * TOKEN_DTYPE.itemsize
+    if path.stat().st_size != expected:
+        raise DataError(f"{path} is truncated: {path.stat().st_size} bytes, header promises {expected}")
+    tokens = np.memmap(path, dtype=TOKEN_DTYPE, mode="r", offset=HEADER_BYTES, shape=(count,))
+    return Shard(path=path, tokens=tokens, vocab_size=vocab)
+
+
+def find_shards(directory: Path) -> list[Path]:
+    """Shards anywhere under the channel directory (FSx paths may nest), in a stable order."""
+    if not directory.is_dir():
+        raise DataError(f"data directory {directory} does not exist")
+    paths = sorted(p for p in directory.rglob(SHARD_GLOB) if p.is_file())
+    if not paths:
+        raise DataError(f"no *.bin token shards under {directory}; write them with `python -m training prep-data`")
+    return paths
+
+
+class TokenWindows:
+    """All non-overlapping windows of `seq_len + 1` tokens across the shards (windows never span two shards)."""
+
+    def __init__(self, shards: Iterable[Shard], seq_len: int):
+        self.shards = list(shards)
+        self.seq_len = seq_len
+        self.vocab_size = max(s.vocab_size for s in self.shards)
+        counts = np.array([max(len(s.tokens) - 1, 0) // seq_len for s in self.shards], dtype=np.int64)
+        self.starts = np.concatenate([[0], np.cumsum(counts)])
+        self.num_windows = int(self.starts[-1])
+        if self.num_windows == 0:
+            raise DataError(f"the shards hold fewer than seq_len + 1 = {seq_len + 1} tokens; use more data or "
+                            "a smaller seq_len")
+
+    @classmethod
+    def from_directory(cls, directory: Path, seq_len: int) -> TokenWindows:
+        return cls((open_shard(p) for p in find_shards(directory)), seq_len)
+
+    def window(self, index: int) -> np.ndarray:
+        shard = int(np.searchsorted(self.starts, index, side="right")) - 1
+        offset = (index - int(self.starts[shard])) * self.seq_len
+        return np.asarray(self.shards[shard].tokens[offset:offset + self.seq_len + 1], dtype=np.int64)
+
+
+class RankSampler:
+    """Which windows rank `rank` reads at each step: a disjoint slice of that step's global batch."""
+
+    def __init__(self, num_windows: int, global_batch: int, rank: int, world_size: int, seed: int):
+        if global_batch % world_size:
+            raise ValueError("global batch must be divisible by world size")
+        if global_batch > num_windows:
+            raise DataError(f"one global batch needs {global_batch} windows but the data has {num_windows}; "
+                            "use more data or lower micro_batch_size / seq_len")
+        self.num_windows = num_windows
+        self.global_batch = global_batch
+        self.per_rank = global_batch // world_size
+        self.rank = rank
+        self.seed = seed
+        self.steps_per_epoch = num_windows // global_batch  # the tail of each epoch's permutation is dropped
+        self._epoch = -1
+        self._perm = np.empty(0, dtype=np.int64)
+
+    def indices(self, step: int) -> np.ndarray:
+        """Window indices for this rank at global step `step` (0-based); same answer on every call."""
+        epoch, pos = divmod(step, self.steps_per_epoch)
+        if epoch != self._epoch:
+            self._perm = np.random.default_rng([self.seed, epoch]).permutation(self.num_windows)
+            self._epoch = epoch
+        start = pos * self.global_batch + self.rank * self.per_rank
+        return self._perm[start:start + self.per_rank]
