@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The whole test suite: lint, then every test (pure core, CDK synth, state machines in moto, training code).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/bootstrap.sh requirements-dev.txt
+
+export SAGEMAKER_SUPPRESS_V2_WARNING=1 JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20
+export AWS_EC2_METADATA_DISABLED=true CDK_DISABLE_VERSION_CHECK=1
+
+.venv/bin/ruff check .
+.venv/bin/python -m pytest "$@"
