@@ -60,7 +60,16 @@ def image_uri(workload: Workload, region: str) -> str:
         version = str(workload.transformers_version)
     else:
         base, version = None, str(workload.framework_version)
-    return _framework_image(
-        workload.framework, region, version, str(workload.py_version), workload.instance_type,
-        json.dumps(workload.distribution, sort_keys=True), base,
-    )
+    try:
+        return _framework_image(
+            workload.framework, region, version, str(workload.py_version), workload.instance_type,
+            json.dumps(workload.distribution, sort_keys=True), base,
+        )
+    except ValueError as exc:  # the SDK has no such image (e.g. a GPU PyTorch version on Trainium)
+        from training.core.errors import Problem, SpecError
+
+        raise SpecError(Problem(
+            str(workload.path), "framework_version",
+            f"the SageMaker SDK has no {workload.framework} {version} ({workload.py_version}) training image for "
+            f"{workload.instance_type} in {region}: {exc} Pick a version it lists, or give image_uri.",
+        )) from None

@@ -28,6 +28,9 @@ SDK_SUBMIT_DIRECTORY = "sagemaker_submit_directory"
 SDK_LOG_LEVEL = "sagemaker_container_log_level"
 SDK_JOB_NAME = "sagemaker_job_name"
 SDK_REGION = "sagemaker_region"
+# With network isolation the container cannot read S3 itself: the SDK passes the code as an input channel.
+CODE_CHANNEL = "code"
+CODE_CHANNEL_SOURCEDIR = "/opt/ml/input/data/code/sourcedir.tar.gz"  # EstimatorBase.CONTAINER_CODE_CHANNEL_SOURCEDIR_PATH
 
 
 def job_name(workload: Workload) -> str:
@@ -57,7 +60,8 @@ def sdk_hyperparameters(workload: Workload, env: Environment) -> dict[str, Any]:
     """The keys the SDK adds for script mode and distribution, before encoding."""
     name = job_name(workload)
     values: dict[str, Any] = {
-        SDK_SUBMIT_DIRECTORY: ph.ref(ph.SOURCE_DIR_S3_URI),
+        SDK_SUBMIT_DIRECTORY: CODE_CHANNEL_SOURCEDIR if workload.enable_network_isolation
+        else ph.ref(ph.SOURCE_DIR_S3_URI),
         SDK_PROGRAM: workload.entry_point,
         SDK_LOG_LEVEL: workload.container_log_level,
         SDK_JOB_NAME: name,
@@ -171,6 +175,12 @@ def compile_request(workload: Workload, env: Environment, *, training_image: str
     }
     if workload.inputs:
         request["InputDataConfig"] = [_channel(c) for c in workload.inputs.values()]
+    if workload.enable_network_isolation:  # as the SDK's _Job._load_config adds its code channel
+        request.setdefault("InputDataConfig", []).append({
+            "ChannelName": CODE_CHANNEL,
+            "DataSource": {"S3DataSource": {"S3DataType": "S3Prefix", "S3Uri": ph.ref(ph.SOURCE_DIR_S3_URI),
+                                            "S3DataDistributionType": "FullyReplicated"}},
+        })
     env_vars = environment(workload)
     if env_vars:
         request["Environment"] = env_vars

@@ -97,6 +97,10 @@ def java_pattern_to_python(pattern: str) -> str:
             out.append(_JAVA_DOT)
             i += 1
             continue
+        elif depth and (char in "~|" or (char == "-" and pattern[i - 1] == "-")):
+            out.append("\\" + char)  # literal in a Java class; V1 would read ~~ || -- as set operators
+            i += 1
+            continue
         out.append(char)
         i += 1
     return "".join(out)

@@ -640,10 +640,20 @@ def parse_workload(raw: Any, source: str, base_dir: Path, path: Path | None = No
     output_path = raw.get("output_path")
     if isinstance(output_path, str) and not output_path.startswith("s3://"):
         c.add("output_path", "must be an s3:// URI (default: the environment's output bucket)")
+    output_kms_key = raw.get("output_kms_key")
+    if isinstance(output_kms_key, str) and not re.fullmatch(r"[a-zA-Z0-9:/_-]{1,2048}", output_kms_key):
+        c.add("output_kms_key", "must be a KMS key ID, key ARN, alias/<name> or alias ARN "
+              "(letters, digits and ':/_-'; default: the environment's key)")
 
     hyperparameters = _check_hyperparameters(c, raw.get("hyperparameters"), framework)
     environment = _check_environment(c, raw.get("environment"))
     inputs = _check_inputs(c, raw.get("inputs"))
+    if isolation and "code" in inputs:
+        c.add("inputs.code", "with enable_network_isolation the code travels in an input channel named 'code'; "
+              "rename this channel")
+    elif isolation and len(inputs) >= MAX_CHANNELS:
+        c.add("inputs", f"with enable_network_isolation the code takes one of SageMaker's {MAX_CHANNELS} channels; "
+              f"use at most {MAX_CHANNELS - 1}")
     for channel in inputs.values():
         if channel.kind == "fsx" and input_mode != "File":
             c.add("input_mode", f"channel {channel.channel} is on FSx, which needs input_mode File")
@@ -699,8 +709,10 @@ def parse_workload(raw: Any, source: str, base_dir: Path, path: Path | None = No
         capacity_retry=capacity,
     )
     if instance_type:
+        before = len(c.problems)
         dist_rules.check(c, workload)
-        _check_limits(c, workload)
+        if len(c.problems) == before:  # the counts encode the distribution, which must be well-formed first
+            _check_limits(c, workload)
     if c.problems:
         raise SpecError(c.problems)
     return _with_warnings(workload, c.warnings)

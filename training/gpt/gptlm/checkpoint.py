@@ -27,11 +27,13 @@ from torch.distributed.checkpoint.state_dict import (
     set_state_dict,
 )
 
+from gptlm.errors import UserError
+
 _STEP_DIR = re.compile(r"^step_(\d+)$")
 FINAL_MODEL_FILE = "model.pt"
 
 
-class CheckpointError(RuntimeError):
+class CheckpointError(UserError, RuntimeError):
     """A checkpoint that cannot be resumed from by this run; the message says what to change."""
 
 

@@ -21,11 +21,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 
+from gptlm.errors import UserError
+
 DEFAULT_MASTER_PORT = 29500
 SMDDP_FLAG = "sagemaker_distributed_dataparallel_enabled"
 
 
-class LaunchError(RuntimeError):
+class LaunchError(UserError, RuntimeError):
     """The environment is inconsistent with the workload; the message names what to change."""
 
 

@@ -14,12 +14,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
+from gptlm.errors import UserError
 from gptlm.model import PRESETS
 
 DEFAULT_CHECKPOINT_DIR = "/opt/ml/checkpoints"
 
 
-class ConfigError(ValueError):
+class ConfigError(UserError, ValueError):
     """A hyperparameter that cannot be used; the message names the key and what to put instead."""
 
 
@@ -84,12 +85,18 @@ def parse_mapping(key: str, raw: str) -> dict:
         name, sep, value = item.partition("=")
         if not sep or not name:
             raise ConfigError(f"hyperparameter {key}: expected k=v,k=v or JSON, got {raw!r}")
-        try:
-            result[name.strip()] = json.loads(value.strip().lower() if value.strip() in ("True", "False")
-                                              else value.strip())
-        except json.JSONDecodeError:
-            result[name.strip()] = value.strip()
+        result[name.strip()] = _scalar(value.strip())
     return result
+
+
+def _scalar(text: str) -> object:
+    """One `k=v` value as the toolkit wrote it with str(): True/False, numbers, else the text itself."""
+    if text in ("True", "False"):
+        return text == "True"
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
 
 
 def _convert(key: str, kind: type, raw: str) -> object:
@@ -170,9 +177,6 @@ def validate(config: TrainConfig) -> None:
             raise ConfigError(f"hyperparameter {key}: must not be negative, got {getattr(config, key)}")
     if config.learning_rate <= 0:
         raise ConfigError(f"hyperparameter learning_rate: must be greater than 0, got {config.learning_rate}")
-    if config.warmup_steps >= config.max_steps and config.max_steps > 1:
-        raise ConfigError(f"hyperparameter warmup_steps: {config.warmup_steps} must be below max_steps "
-                          f"{config.max_steps}")
     if not config.data_channel.replace("-", "_").replace("_", "").isalnum():
         raise ConfigError(f"hyperparameter data_channel: {config.data_channel!r} is not a channel name")
 

@@ -44,6 +44,10 @@ class Interval:
         self.steps += steps
         self.tokens += tokens
 
+    def exclude(self, seconds: float) -> None:
+        """Leave time spent outside training (a checkpoint save) out of the rates."""
+        self.start += seconds
+
     def rates(self) -> tuple[float, float]:
         """(tokens per second, milliseconds per step) over the interval; then restart it."""
         elapsed = max(time.perf_counter() - self.start, 1e-9)

@@ -113,7 +113,7 @@ class GPT(nn.Module):
         logits = self.lm_head(self.ln_f(x))
         if targets is None:
             return logits
-        return F.cross_entropy(logits.float().view(-1, logits.size(-1)), targets.view(-1))
+        return F.cross_entropy(logits.float().reshape(-1, logits.size(-1)), targets.reshape(-1))
 
 
 def build_config(preset: str, seq_len: int, vocab_size: int | None = None) -> ModelConfig:

@@ -13,6 +13,7 @@ import torch
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
+from gptlm.errors import UserError
 from gptlm.model import GPT, Block
 
 try:  # public since PyTorch 2.6; the composable path has the same API from 2.4
@@ -25,7 +26,7 @@ except ImportError:  # pragma: no cover - depends on the container's PyTorch
         MixedPrecisionPolicy = None
 
 
-class ParallelismError(RuntimeError):
+class ParallelismError(UserError, RuntimeError):
     """The requested parallelism cannot run in this container."""
 
 

@@ -18,16 +18,19 @@ from pathlib import Path
 
 import numpy as np
 
+from gptlm.errors import UserError
+
 MAGIC = 0x47505431  # "GPT1"
 VERSION = 1
 HEADER_INTS = 256
 HEADER_BYTES = HEADER_INTS * 4
 TOKEN_DTYPE = np.dtype("<u2")
 MAX_VOCAB = int(np.iinfo(TOKEN_DTYPE).max) + 1
+BYTE_VOCAB = 256
 SHARD_GLOB = "*.bin"
 
 
-class DataError(ValueError):
+class DataError(UserError, ValueError):
     """Training data that is missing or not in the shard format; the message says what to run."""
 
 
@@ -63,6 +66,29 @@ def write_shards(tokens: np.ndarray, out_dir: Path, vocab_size: int, tokens_per_
         path = out_dir / f"{prefix}_{i:06d}.bin"
         write_shard(path, tokens[start:start + tokens_per_shard], vocab_size)
         paths.append(path)
+    return paths
+
+
+def shards_from_text_file(text_file: Path, out_dir: Path, tokens_per_shard: int, prefix: str = "train") -> list[Path]:
+    """Tokenize a text file of any size into shards, reading one shard's worth of bytes at a time.
+
+    Byte-level tokens are the file's bytes, so chunk boundaries need no care for multi-byte characters.
+    """
+    if not text_file.is_file():
+        raise DataError(f"text file {text_file} does not exist")
+    if tokens_per_shard < 1:
+        raise DataError("tokens_per_shard must be at least 1")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for stale in out_dir.glob(f"{prefix}_*.bin"):
+        stale.unlink()  # a re-run with fewer shards must not leave old ones behind
+    paths: list[Path] = []
+    with open(text_file, "rb") as f:
+        while chunk := f.read(tokens_per_shard):
+            path = out_dir / f"{prefix}_{len(paths):06d}.bin"
+            write_shard(path, np.frombuffer(chunk, dtype=np.uint8).astype(TOKEN_DTYPE), BYTE_VOCAB)
+            paths.append(path)
+    if not paths:
+        raise DataError(f"text file {text_file} is empty")
     return paths
 
 

@@ -1,0 +1,229 @@
+"""Synth-time guards: checks on what the templates will actually contain, run as construct validations.
+
+Multi-node training fails late and expensively when the network is subtly wrong (jobs hang at NCCL init
+without EFA self-rules, mounts time out without the Lustre ports, a job in another AZ than the file system
+pays cross-AZ latency and charges, a job without a route to S3 cannot fetch its code). These guards read the
+resolved L1 resources of the stack, so they catch a broken configuration however it came about: a prop, an
+imported immutable security group, a hand-edited escape hatch. Each message says what to change.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import aws_cdk as cdk
+import jsii
+from aws_cdk import aws_ec2 as ec2
+from constructs import IConstruct, IValidation
+
+LUSTRE_PORTS: tuple[tuple[int, int], ...] = ((988, 988), (1018, 1023))
+
+
+@jsii.implements(IValidation)
+class Guard:
+    """A construct validation backed by a Python function returning error messages (empty: all good)."""
+
+    def __init__(self, check: Callable[[], list[str]]) -> None:
+        self._check = check
+
+    def validate(self) -> list[str]:
+        return self._check()
+
+
+def add_guard(scope: IConstruct, check: Callable[[], list[str]]) -> None:
+    """Run `check` when the app is synthesized; any message it returns fails `cdk synth`."""
+    scope.node.add_validation(Guard(check))
+
+
+# ----------------------------------------------------------------------------------------------- zones
+
+
+def zone_of(subnet: ec2.ISubnet) -> str:
+    """The zone a subnet is created in, as `id:<az-id>` or `name:<az-name>` (the template's value wins)."""
+    cfn = subnet.node.default_child
+    if isinstance(cfn, ec2.CfnSubnet):
+        if cfn.availability_zone_id:
+            return f"id:{cfn.availability_zone_id}"
+        if cfn.availability_zone:
+            return f"name:{cfn.availability_zone}"
+    return f"name:{subnet.availability_zone}"
+
+
+def single_zone_problems(groups: dict[str, Sequence[ec2.ISubnet]]) -> list[str]:
+    """Every group of subnets (training subnets, file system, job network) must share ONE zone."""
+    zones: dict[str, set[str]] = {what: {zone_of(s) for s in subnets} for what, subnets in groups.items()}
+    everything = set().union(*zones.values()) if zones else set()
+    if len(everything) <= 1:
+        return []
+    listing = "; ".join(f"{what}: {', '.join(sorted(z)) or 'none'}" for what, z in zones.items())
+    return [
+        "Multi-node training needs the training subnets, the file system and the job network in ONE "
+        f"Availability Zone, found {len(everything)} ({listing}). Pin one zone: give the network a single "
+        "availability_zone / availability_zone_id, select subnets of that zone only, and put the file system "
+        "in the training subnet."
+    ]
+
+
+# ----------------------------------------------------------------------------------------------- rules
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One security-group rule as the template will hold it, with peers as resolved values."""
+
+    direction: str  # "ingress" | "egress"
+    group: str  # json of the resolved GroupId
+    peer: str  # json of the resolved peer group id, or the CIDR
+    protocol: str
+    from_port: int | None
+    to_port: int | None
+
+    def covers(self, port: int) -> bool:
+        if self.protocol == "-1":
+            return True
+        if self.protocol not in ("tcp", "6"):
+            return False
+        return self.from_port is not None and self.to_port is not None and self.from_port <= port <= self.to_port
+
+
+def _key(stack: cdk.Stack, value: Any) -> str:
+    return json.dumps(stack.resolve(value), sort_keys=True)
+
+
+def rules_in(stack: cdk.Stack) -> list[Rule]:
+    """Every security-group rule of a stack: standalone ingress/egress resources and inline rules."""
+    found: list[Rule] = []
+    for node in stack.node.find_all():
+        if cdk.Stack.of(node) is not stack:
+            continue
+        if isinstance(node, ec2.CfnSecurityGroupIngress):
+            peer = node.source_security_group_id or node.cidr_ip or node.source_prefix_list_id
+            found.append(Rule("ingress", _key(stack, node.group_id), _key(stack, peer), str(node.ip_protocol),
+                              node.from_port, node.to_port))
+        elif isinstance(node, ec2.CfnSecurityGroupEgress):
+            peer = node.destination_security_group_id or node.cidr_ip or node.destination_prefix_list_id
+            found.append(Rule("egress", _key(stack, node.group_id), _key(stack, peer), str(node.ip_protocol),
+                              node.from_port, node.to_port))
+        elif isinstance(node, ec2.CfnSecurityGroup):
+            group = _key(stack, node.attr_group_id)
+            for direction, prop, peer_keys in (
+                ("ingress", node.security_group_ingress, ("sourceSecurityGroupId", "cidrIp", "sourcePrefixListId")),
+                ("egress", node.security_group_egress,
+                 ("destinationSecurityGroupId", "cidrIp", "destinationPrefixListId")),
+            ):
+                for raw in stack.resolve(prop) or []:
+                    peer = next((raw[k] for k in peer_keys if raw.get(k) is not None), None)
+                    found.append(Rule(direction, group, json.dumps(peer, sort_keys=True), str(raw.get("ipProtocol")),
+                                      raw.get("fromPort"), raw.get("toPort")))
+    return found
+
+
+def _allows(rules: Iterable[Rule], direction: str, group: str, peer: str, port: int | None) -> bool:
+    for rule in rules:
+        if rule.direction != direction or rule.group != group or rule.peer != peer:
+            continue
+        if port is None and rule.protocol == "-1":
+            return True
+        if port is not None and rule.covers(port):
+            return True
+    return False
+
+
+def efa_self_rule_problems(security_group: ec2.ISecurityGroup) -> list[str]:
+    """EFA needs ALL traffic allowed from AND to the group itself (FACTS.md section 2)."""
+    stack = cdk.Stack.of(security_group)
+    me = _key(stack, security_group.security_group_id)
+    rules = rules_in(stack)
+    missing = [d for d in ("ingress", "egress") if not _allows(rules, d, me, me, None)]
+    if not missing:
+        return []
+    return [
+        f"The training security group {security_group.node.path} lacks the EFA self-rule(s) for "
+        f"{' and '.join(missing)}: EFA needs all traffic (protocol -1) allowed from and to the group itself, or "
+        "NCCL hangs at start-up. Let the network construct create the group, or pass a mutable group "
+        "(SecurityGroup.from_security_group_id(..., mutable=True)) so the rules can be added."
+    ]
+
+
+def lustre_port_problems(job_group: ec2.ISecurityGroup, file_system_group: ec2.ISecurityGroup) -> list[str]:
+    """Jobs and the file system must reach each other on TCP 988 and 1018-1023, both ways."""
+    stack = cdk.Stack.of(job_group)
+    if cdk.Stack.of(file_system_group) is not stack:
+        return [
+            f"Keep the file-system security group {file_system_group.node.path} in the same stack as the job "
+            f"security group {job_group.node.path}, so the Lustre rules between them can be checked and kept "
+            "together (create both in the network construct)."
+        ]
+    job, fs = _key(stack, job_group.security_group_id), _key(stack, file_system_group.security_group_id)
+    rules = rules_in(stack)
+    needed = [
+        ("egress", job, fs, "jobs -> file system (egress of the job group)"),
+        ("ingress", fs, job, "file system <- jobs (ingress of the file-system group)"),
+        ("ingress", job, fs, "jobs <- file system (ingress of the job group)"),
+        ("ingress", fs, fs, "file system <- file system (ingress of the file-system group from itself)"),
+    ]
+    problems = []
+    for direction, group, peer, label in needed:
+        ports = [p for low, high in LUSTRE_PORTS for p in range(low, high + 1)
+                 if not _allows(rules, direction, group, peer, p)]
+        if ports:
+            problems.append(
+                f"Lustre port(s) {_ranges(ports)} not allowed for {label}: FSx for Lustre needs TCP 988 and "
+                "1018-1023 between jobs and the file system, both ways. Add the rules (the network construct does "
+                "this when lustre=True) or use security groups CDK can modify."
+            )
+    return problems
+
+
+def _ranges(ports: list[int]) -> str:
+    spans: list[str] = []
+    start = prev = ports[0]
+    for port in [*ports[1:], None]:
+        if port is not None and port == prev + 1:
+            prev = port
+            continue
+        spans.append(str(start) if start == prev else f"{start}-{prev}")
+        if port is not None:
+            start = prev = port
+    return ", ".join(spans)
+
+
+# ----------------------------------------------------------------------------------------------- routes
+
+_S3_SERVICE = re.compile(r'\.s3"')
+
+
+def s3_route_problems(subnets: Sequence[ec2.ISubnet]) -> list[str]:
+    """Every job subnet's route table needs the S3 gateway endpoint or a default route through NAT."""
+    problems = []
+    for subnet in subnets:
+        stack = cdk.Stack.of(subnet)
+        table = _key(stack, subnet.route_table.route_table_id)
+        if not _has_s3_route(stack, table):
+            problems.append(
+                f"The job subnet {subnet.node.path} has no route to S3 (no S3 gateway endpoint on its route table "
+                "and no default route through a NAT gateway): jobs could not download code, data or images. Keep "
+                "s3_gateway_endpoint=True on the network, or enable a NAT gateway for the environment."
+            )
+    return problems
+
+
+def _has_s3_route(stack: cdk.Stack, table: str) -> bool:
+    for node in stack.node.find_all():
+        if cdk.Stack.of(node) is not stack:
+            continue
+        if isinstance(node, ec2.CfnVPCEndpoint) and (node.vpc_endpoint_type or "Gateway") == "Gateway":
+            service = json.dumps(stack.resolve(node.service_name))
+            tables = [json.dumps(t, sort_keys=True) for t in stack.resolve(node.route_table_ids) or []]
+            if _S3_SERVICE.search(service) and table in tables:
+                return True
+        if (
+            isinstance(node, ec2.CfnRoute) and node.destination_cidr_block == "0.0.0.0/0"
+            and _key(stack, node.route_table_id) == table and (node.nat_gateway_id or node.gateway_id)
+        ):
+            return True
+    return False

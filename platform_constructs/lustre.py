@@ -1,0 +1,105 @@
+"""FSx for Lustre in the training subnet, sized per environment, optionally linked to the data bucket.
+
+Why a data repository association at "/": jobs read `/<MountName>/<key>` for an object `s3://<data>/<key>`
+whatever the environment, so a workload spec's paths do not change between dev and prod.
+"""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_fsx as fsx
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_s3 as s3
+from constructs import Construct
+
+from platform_constructs import guards
+from training.core.environments import FsxSettings
+
+PERSISTENT_TYPES = ("PERSISTENT_1", "PERSISTENT_2")
+FSX_S3_ROLE = "aws-service-role/s3.data-source.lustre.fsx.amazonaws.com/AWSServiceRoleForFSxS3Access_*"
+
+
+class TrainingFileSystem(Construct):
+    """A Lustre file system for training jobs.
+
+    Exposes `file_system`, `file_system_id`, `mount_name` and `connections`. Linked to `data_bucket`:
+    PERSISTENT_2 through a data repository association, SCRATCH/PERSISTENT_1 through an import path.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        settings: FsxSettings,
+        vpc: ec2.IVpc,
+        subnet: ec2.ISubnet,
+        security_group: ec2.ISecurityGroup,
+        job_security_group: ec2.ISecurityGroup,
+        training_subnets: list[ec2.ISubnet],
+        kms_key: kms.IKey,
+        data_bucket: s3.IBucket | None = None,
+        removal_policy: cdk.RemovalPolicy = cdk.RemovalPolicy.RETAIN,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        kind = settings.deployment_type
+        persistent = kind in PERSISTENT_TYPES
+        link_by_import_path = data_bucket is not None and kind != "PERSISTENT_2"
+        backups = settings.automatic_backup_retention_days
+        config = fsx.LustreConfiguration(
+            deployment_type=fsx.LustreDeploymentType[kind],
+            per_unit_storage_throughput=settings.per_unit_storage_throughput if persistent else None,
+            data_compression_type=(
+                fsx.LustreDataCompressionType[settings.data_compression_type]
+                if settings.data_compression_type else None
+            ),
+            automatic_backup_retention=cdk.Duration.days(backups) if backups else None,
+            copy_tags_to_backups=True if backups else None,
+            import_path=f"s3://{data_bucket.bucket_name}" if link_by_import_path else None,
+            auto_import_policy=fsx.LustreAutoImportPolicy.NEW_CHANGED_DELETED if link_by_import_path else None,
+        )
+        self.file_system = fsx.LustreFileSystem(
+            self, "FileSystem", vpc=vpc, vpc_subnet=subnet, security_group=security_group,
+            storage_capacity_gib=settings.storage_capacity_gib, lustre_configuration=config,
+            file_system_type_version=fsx.FileSystemTypeVersion.V_2_15,
+            # SCRATCH file systems are always encrypted with an FSx-managed key; KmsKeyId is for PERSISTENT only.
+            kms_key=kms_key if persistent else None,
+            removal_policy=removal_policy,
+        )
+        self.connections = self.file_system.connections
+        self.file_system_id = self.file_system.file_system_id
+        self.mount_name = self.file_system.mount_name
+        self.subnet = subnet
+
+        if data_bucket is not None:
+            # FSx reads and writes the linked bucket through a service-linked role named after the file system;
+            # the bucket's customer-managed key must let that role use it (FSx user guide, "S3 data repositories").
+            kms_key.add_to_resource_policy(iam.PolicyStatement(
+                sid="FsxLustreLinkedBucket",
+                principals=[iam.AnyPrincipal()],
+                actions=["kms:Encrypt", "kms:Decrypt", "kms:ReEncrypt*", "kms:GenerateDataKey*", "kms:DescribeKey"],
+                resources=["*"],
+                conditions={
+                    "StringEquals": {"aws:PrincipalAccount": cdk.Aws.ACCOUNT_ID},
+                    "ArnLike": {"aws:PrincipalArn": f"arn:{cdk.Aws.PARTITION}:iam::{cdk.Aws.ACCOUNT_ID}:role/{FSX_S3_ROLE}"},
+                },
+            ))
+        if data_bucket is not None and kind == "PERSISTENT_2":
+            self.data_repository_association = fsx.CfnDataRepositoryAssociation(
+                self, "DataRepositoryAssociation", file_system_id=self.file_system_id, file_system_path="/",
+                data_repository_path=f"s3://{data_bucket.bucket_name}", batch_import_meta_data_on_create=True,
+                s3=fsx.CfnDataRepositoryAssociation.S3Property(
+                    auto_import_policy=fsx.CfnDataRepositoryAssociation.AutoImportPolicyProperty(
+                        events=["NEW", "CHANGED", "DELETED"],
+                    ),
+                ),
+            )
+
+        cdk.CfnOutput(self, "MountName", value=self.mount_name,
+                      description="Lustre mount name: FileSystemDataSource DirectoryPath starts with /<MountName>")
+        guards.add_guard(self, lambda: guards.single_zone_problems(
+            {"training subnets": training_subnets, "file system": [subnet]},
+        ))
+        guards.add_guard(self, lambda: guards.lustre_port_problems(job_security_group, security_group))

@@ -1,0 +1,1 @@
+"""CDK stacks: per environment, stateful platform stacks (network, storage, registry, access) and workloads."""

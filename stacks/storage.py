@@ -1,0 +1,32 @@
+"""The storage stack of one environment: KMS key, buckets and the FSx for Lustre file system."""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+from constructs import Construct
+
+from platform_constructs.lustre import TrainingFileSystem
+from platform_constructs.network import TrainingNetwork
+from platform_constructs.storage import TrainingStorage
+from training.core.environments import Environment
+
+
+class StorageStack(cdk.Stack):
+    """Everything that holds data: retained on stack deletion in production environments."""
+
+    def __init__(self, scope: Construct, construct_id: str, *, settings: Environment, network: TrainingNetwork,
+                 removal_policy: cdk.RemovalPolicy, **kwargs) -> None:
+        super().__init__(scope, construct_id, description=f"Training platform storage ({settings.name})", **kwargs)
+        self.storage = TrainingStorage(
+            self, "Storage", removal_policy=removal_policy,
+            checkpoint_expiration_days=settings.checkpoint_expiration_days,
+        )
+        self.file_system: TrainingFileSystem | None = None
+        if settings.fsx is not None:
+            assert network.file_system_security_group is not None
+            self.file_system = TrainingFileSystem(
+                self, "Lustre", settings=settings.fsx, vpc=network.vpc, subnet=network.training_subnet,
+                security_group=network.file_system_security_group, job_security_group=network.security_group,
+                training_subnets=network.training_subnets, kms_key=self.storage.key,
+                data_bucket=self.storage.data_bucket, removal_policy=removal_policy,
+            )

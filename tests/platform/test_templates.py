@@ -1,0 +1,321 @@
+"""Assertions on the synthesized platform templates of every environment in cdk.json."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tests.platform.conftest import Synth
+
+pytestmark = pytest.mark.synth
+ENVS = ("dev", "prod")
+LUSTRE_PORTS = [988, *range(1018, 1024)]
+
+
+def only(resources: dict[str, dict[str, Any]]) -> tuple[str, dict[str, Any]]:
+    assert len(resources) == 1, list(resources)
+    return next(iter(resources.items()))
+
+
+def export_value(synth: Synth, env: str, import_name: Any) -> Any:
+    """What a cross-stack Fn::ImportValue reads: the exporting output's Value."""
+    name = import_name["Fn::ImportValue"]
+    for template in synth.templates[env].values():
+        for output in template.get("Outputs", {}).values():
+            if output.get("Export", {}).get("Name") == name:
+                return output["Value"]
+    raise AssertionError(f"no export named {name}")
+
+
+def training_sg(synth: Synth, env: str) -> str:
+    groups = synth.resources(env, "Network", "AWS::EC2::SecurityGroup")
+    return next(k for k, v in groups.items() if "EFA" in v["Properties"]["GroupDescription"])
+
+
+def file_system_sg(synth: Synth, env: str) -> str:
+    groups = synth.resources(env, "Network", "AWS::EC2::SecurityGroup")
+    return next(k for k, v in groups.items() if "FSx" in v["Properties"]["GroupDescription"])
+
+
+def gid(logical_id: str) -> dict[str, Any]:
+    return {"Fn::GetAtt": [logical_id, "GroupId"]}
+
+
+def rules(synth: Synth, env: str, kind: str) -> list[dict[str, Any]]:
+    return [r["Properties"] for r in synth.resources(env, "Network", f"AWS::EC2::SecurityGroup{kind}").values()]
+
+
+def allows(rule: dict[str, Any], port: int | None) -> bool:
+    if rule["IpProtocol"] == "-1":
+        return True
+    return port is not None and rule["IpProtocol"] == "tcp" and rule["FromPort"] <= port <= rule["ToPort"]
+
+
+# ------------------------------------------------------------------------------------------ one zone
+
+
+@pytest.mark.parametrize("env", ENVS)
+def test_training_subnets_and_file_system_share_one_zone(synth: Synth, env: str) -> None:
+    settings = synth.stages[env].settings
+    subnets = synth.resources(env, "Network", "AWS::EC2::Subnet")
+    zones = {(s["Properties"].get("AvailabilityZone"), s["Properties"].get("AvailabilityZoneId")) for s in subnets.values()}
+    if settings.availability_zone_id:  # the ID wins: capacity is per AZ ID
+        assert zones == {(None, settings.availability_zone_id)}
+    else:
+        assert zones == {(settings.availability_zone, None)}
+    _, fs = only(synth.resources(env, "Storage", "AWS::FSx::FileSystem"))
+    (subnet_ref,) = fs["Properties"]["SubnetIds"]
+    assert export_value(synth, env, subnet_ref)["Ref"] in subnets
+
+
+def test_prod_pins_the_zone_by_id_and_dev_by_name(synth: Synth) -> None:
+    assert synth.stages["prod"].settings.availability_zone_id == "usw2-az1"
+    prod = synth.resources("prod", "Network", "AWS::EC2::Subnet")
+    assert all(s["Properties"]["AvailabilityZoneId"] == "usw2-az1" for s in prod.values())
+    dev = synth.resources("dev", "Network", "AWS::EC2::Subnet")
+    assert all(s["Properties"]["AvailabilityZone"] == "us-east-1a" for s in dev.values())
+
+
+@pytest.mark.parametrize("env", ENVS)
+def test_training_subnet_holds_the_largest_job(synth: Synth, env: str) -> None:
+    from platform_constructs.network import DEFAULT_TRAINING_IPS
+
+    (_, subnet), = synth.resources(env, "Network", "AWS::EC2::Subnet").items()
+    size = 2 ** (32 - int(subnet["Properties"]["CidrBlock"].split("/")[1]))
+    assert size - 5 >= DEFAULT_TRAINING_IPS
+
+
+# ------------------------------------------------------------------------------------------ security groups
+
+
+@pytest.mark.parametrize("env", ENVS)
+def test_efa_self_rules_ingress_and_egress_all_traffic(synth: Synth, env: str) -> None:
+    me = gid(training_sg(synth, env))
+    for kind, peer_key in (("Ingress", "SourceSecurityGroupId"), ("Egress", "DestinationSecurityGroupId")):
+        assert any(r["GroupId"] == me and r.get(peer_key) == me and r["IpProtocol"] == "-1"
+                   for r in rules(synth, env, kind)), kind
+
+
+@pytest.mark.parametrize("env", ENVS)
+def test_lustre_ports_both_ways_between_jobs_and_file_system(synth: Synth, env: str) -> None:
+    job, fs = gid(training_sg(synth, env)), gid(file_system_sg(synth, env))
+    ingress, egress = rules(synth, env, "Ingress"), rules(synth, env, "Egress")
+    for port in LUSTRE_PORTS:
+        assert any(r["GroupId"] == job and r.get("DestinationSecurityGroupId") == fs and allows(r, port) for r in egress)
+        assert any(r["GroupId"] == fs and r.get("SourceSecurityGroupId") == job and allows(r, port) for r in ingress)
+        assert any(r["GroupId"] == job and r.get("SourceSecurityGroupId") == fs and allows(r, port) for r in ingress)
+        assert any(r["GroupId"] == fs and r.get("SourceSecurityGroupId") == fs and allows(r, port) for r in ingress)
+    # the file system group opens nothing else to the jobs
+    assert all(not allows(r, 22) for r in ingress if r["GroupId"] == fs)
+
+
+@pytest.mark.parametrize("env", ENVS)
+def test_no_inbound_from_anywhere_and_https_out(synth: Synth, env: str) -> None:
+    groups = synth.resources(env, "Network", "AWS::EC2::SecurityGroup")
+    for group in groups.values():
+        for rule in group["Properties"].get("SecurityGroupIngress", []):
+            assert rule.get("CidrIp") != "0.0.0.0/0"
+    job = groups[training_sg(synth, env)]["Properties"]
+    assert {"CidrIp": "0.0.0.0/0", "IpProtocol": "tcp", "FromPort": 443, "ToPort": 443} in [
+        {k: v for k, v in r.items() if k != "Description"} for r in job["SecurityGroupEgress"]
+    ]
+
+
+# ------------------------------------------------------------------------------------------ endpoints
+
+
+@pytest.mark.parametrize("env", ENVS)
+def test_endpoints_reach_aws_without_internet(synth: Synth, env: str) -> None:
+    endpoints = synth.resources(env, "Network", "AWS::EC2::VPCEndpoint").values()
+    (subnet_id,) = synth.resources(env, "Network", "AWS::EC2::Subnet")
+    gateways = [e["Properties"] for e in endpoints if e["Properties"]["VpcEndpointType"] == "Gateway"]
+    interfaces = [e["Properties"] for e in endpoints if e["Properties"]["VpcEndpointType"] != "Gateway"]
+    (gateway,) = gateways
+    assert json.dumps(gateway["ServiceName"]).endswith('.s3"]]}')
+    tables = {k for k, v in synth.resources(env, "Network", "AWS::EC2::SubnetRouteTableAssociation").items()
+              if v["Properties"]["SubnetId"] == {"Ref": subnet_id}}
+    assert len(tables) == 1
+    (assoc,) = tables
+    table = synth.template(env, "Network")["Resources"][assoc]["Properties"]["RouteTableId"]
+    assert table in gateway["RouteTableIds"]
+    region = synth.stages[env].settings.region
+    names = {p["ServiceName"].split(f".{region}.")[-1] for p in interfaces}
+    assert names == {"ecr.api", "ecr.dkr", "logs", "monitoring", "sts", "sagemaker.api"}
+    for props in interfaces:
+        assert props["VpcEndpointType"] == "Interface"
+        assert props["PrivateDnsEnabled"] is True
+        assert props["SubnetIds"] == [{"Ref": subnet_id}]
+    assert not synth.resources(env, "Network", "AWS::EC2::NatGateway")  # no environment asks for NAT
+    assert not synth.resources(env, "Network", "AWS::EC2::InternetGateway")
+
+
+@pytest.mark.parametrize("env", ENVS)
+def test_vpc_flow_logs_capture_all_traffic(synth: Synth, env: str) -> None:
+    _, flow_log = only(synth.resources(env, "Network", "AWS::EC2::FlowLog"))
+    assert flow_log["Properties"]["TrafficType"] == "ALL"
+    assert flow_log["Properties"]["ResourceType"] == "VPC"
+
+
+# ------------------------------------------------------------------------------------------ encryption
+
+
+@pytest.mark.parametrize("env", ENVS)
+def test_encryption_at_rest_everywhere(synth: Synth, env: str) -> None:
+    key_id, key = only(synth.resources(env, "Storage", "AWS::KMS::Key"))
+    assert key["Properties"]["EnableKeyRotation"] is True
+    buckets = synth.resources(env, "Storage", "AWS::S3::Bucket")
+    assert len(buckets) == 4
+    kms_buckets = 0
+    for bucket in buckets.values():
+        (rule,) = bucket["Properties"]["BucketEncryption"]["ServerSideEncryptionConfiguration"]
+        default = rule["ServerSideEncryptionByDefault"]
+        if default["SSEAlgorithm"] == "aws:kms":
+            assert default["KMSMasterKeyID"] == {"Fn::GetAtt": [key_id, "Arn"]}
+            kms_buckets += 1
+        else:  # the access-log bucket: S3 server access logging only delivers to SSE-S3 buckets
+            assert default["SSEAlgorithm"] == "AES256"
+            assert "LoggingConfiguration" not in bucket["Properties"]
+    assert kms_buckets == 3
+    _, repo = only(synth.resources(env, "Registry", "AWS::ECR::Repository"))
+    assert repo["Properties"]["EncryptionConfiguration"]["EncryptionType"] == "KMS"
+    _, fs = only(synth.resources(env, "Storage", "AWS::FSx::FileSystem"))
+    if fs["Properties"]["LustreConfiguration"]["DeploymentType"].startswith("PERSISTENT"):
+        assert fs["Properties"]["KmsKeyId"] == {"Ref": key_id}
+
+
+@pytest.mark.parametrize("env", ENVS)
+def test_buckets_enforce_tls_block_public_access_versioned_and_logged(synth: Synth, env: str) -> None:
+    template = synth.template(env, "Storage")
+    policies = {json.dumps(p["Properties"]["Bucket"]): p["Properties"]["PolicyDocument"]
+                for p in synth.resources(env, "Storage", "AWS::S3::BucketPolicy").values()}
+    for logical_id, bucket in synth.resources(env, "Storage", "AWS::S3::Bucket").items():
+        props = bucket["Properties"]
+        assert props["PublicAccessBlockConfiguration"] == {
+            "BlockPublicAcls": True, "BlockPublicPolicy": True, "IgnorePublicAcls": True, "RestrictPublicBuckets": True,
+        }
+        assert props["VersioningConfiguration"] == {"Status": "Enabled"}
+        statements = policies[json.dumps({"Ref": logical_id})]["Statement"]
+        assert any(s["Effect"] == "Deny" and s["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+                   for s in statements)
+        if "Data" in logical_id or "Output" in logical_id or "Checkpoints" in logical_id:
+            assert props["LoggingConfiguration"]["DestinationBucketName"]["Ref"] in template["Resources"]
+
+
+@pytest.mark.parametrize("env", ENVS)
+def test_old_checkpoints_expire(synth: Synth, env: str) -> None:
+    days = synth.stages[env].settings.checkpoint_expiration_days
+    (bucket,) = [b for k, b in synth.resources(env, "Storage", "AWS::S3::Bucket").items() if "Checkpoints" in k]
+    rules_ = bucket["Properties"]["LifecycleConfiguration"]["Rules"]
+    assert any(r.get("ExpirationInDays") == days and r["Status"] == "Enabled" for r in rules_)
+
+
+@pytest.mark.parametrize("env", ENVS)
+def test_repository_scans_on_push_with_immutable_tags_and_lifecycle(synth: Synth, env: str) -> None:
+    _, repo = only(synth.resources(env, "Registry", "AWS::ECR::Repository"))
+    props = repo["Properties"]
+    assert props["ImageScanningConfiguration"] == {"ScanOnPush": True}
+    assert props["ImageTagMutability"] == "IMMUTABLE"
+    assert "RepositoryName" not in props  # generated physical name
+    policy = json.loads(props["LifecyclePolicy"]["LifecyclePolicyText"])
+    assert {r["selection"]["tagStatus"] for r in policy["rules"]} == {"untagged", "any"}
+
+
+# ------------------------------------------------------------------------------------------ FSx per environment
+
+
+def test_fsx_settings_per_environment(synth: Synth) -> None:
+    _, dev = only(synth.resources("dev", "Storage", "AWS::FSx::FileSystem"))
+    assert dev["Properties"]["StorageCapacity"] == 1200
+    assert dev["Properties"]["LustreConfiguration"]["DeploymentType"] == "SCRATCH_2"
+    _, prod = only(synth.resources("prod", "Storage", "AWS::FSx::FileSystem"))
+    lustre = prod["Properties"]["LustreConfiguration"]
+    assert prod["Properties"]["StorageCapacity"] == 2400
+    assert lustre["DeploymentType"] == "PERSISTENT_2"
+    assert lustre["PerUnitStorageThroughput"] == 250
+    assert lustre["DataCompressionType"] == "LZ4"
+    assert lustre["AutomaticBackupRetentionDays"] == 7
+    assert "ImportPath" not in lustre  # PERSISTENT_2 links S3 through a data repository association
+    fs_id, _ = only(synth.resources("prod", "Storage", "AWS::FSx::FileSystem"))
+    _, dra = only(synth.resources("prod", "Storage", "AWS::FSx::DataRepositoryAssociation"))
+    assert dra["Properties"]["FileSystemId"] == {"Ref": fs_id}
+    data_bucket = next(k for k in synth.resources("prod", "Storage", "AWS::S3::Bucket") if "Data" in k)
+    assert data_bucket in json.dumps(dra["Properties"]["DataRepositoryPath"])
+
+
+@pytest.mark.parametrize("env", ENVS)
+def test_mount_name_is_exported_for_workload_stacks(synth: Synth, env: str) -> None:
+    from training.core import placeholders as ph
+
+    fs_id, _ = only(synth.resources(env, "Storage", "AWS::FSx::FileSystem"))
+    values = synth.stages[env].storage_stack.resolve(synth.stages[env].platform.substitutions()[ph.FSX_MOUNT_NAME])
+    assert values == {"Fn::GetAtt": [fs_id, "LustreMountName"]}
+
+
+# ------------------------------------------------------------------------------------------ retention
+
+
+@pytest.mark.parametrize("env", ENVS)
+def test_retention_follows_the_environment(synth: Synth, env: str) -> None:
+    production = synth.stages[env].settings.production
+    expected = "Retain" if production else "Delete"
+    for stack, kind in (("Storage", "AWS::S3::Bucket"), ("Storage", "AWS::KMS::Key"),
+                        ("Storage", "AWS::FSx::FileSystem"), ("Registry", "AWS::ECR::Repository")):
+        for logical_id, resource in synth.resources(env, stack, kind).items():
+            assert resource.get("DeletionPolicy") == expected, (logical_id, resource.get("DeletionPolicy"))
+    auto_delete = synth.resources(env, "Storage", "Custom::S3AutoDeleteObjects")
+    assert bool(auto_delete) is (not production)  # dev's buckets are emptied on destroy, prod's never
+
+
+# ------------------------------------------------------------------------------------------ execution role
+
+
+def role_statements(synth: Synth, env: str) -> dict[str, dict[str, Any]]:
+    policies = synth.resources(env, "Access", "AWS::IAM::Policy")
+    statements = [s for p in policies.values() for s in p["Properties"]["PolicyDocument"]["Statement"]]
+    return {s["Sid"]: s for s in statements}
+
+
+@pytest.mark.parametrize("env", ENVS)
+def test_execution_role_trust_is_sagemaker_for_this_account(synth: Synth, env: str) -> None:
+    _, role = only(synth.resources(env, "Access", "AWS::IAM::Role"))
+    (statement,) = role["Properties"]["AssumeRolePolicyDocument"]["Statement"]
+    assert statement["Principal"] == {"Service": "sagemaker.amazonaws.com"}
+    assert statement["Condition"]["StringEquals"]["aws:SourceAccount"] == synth.stages[env].settings.account
+    assert "ManagedPolicyArns" not in role["Properties"]
+
+
+@pytest.mark.parametrize("env", ENVS)
+def test_execution_role_statements_are_least_privilege(synth: Synth, env: str) -> None:
+    statements = role_statements(synth, env)
+    assert set(statements) == {
+        "ListTrainingBuckets", "ReadTrainingData", "WriteOutput", "SyncCheckpoints", "UseDataKey",
+        "EncryptJobVolumes", "EcrLogin", "PullTrainingImages", "CreateJobInterfaces", "ManageJobInterfaces",
+        "DescribeJobNetwork", "WriteTrainingLogs", "PutTrainingMetrics",
+    }
+    for sid, statement in statements.items():
+        actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+        assert all("*" not in a for a in actions), sid
+        assert statement["Effect"] == "Allow"
+    star = {sid for sid, s in statements.items() if s["Resource"] == "*"}
+    assert star == {"EcrLogin", "DescribeJobNetwork", "PutTrainingMetrics"}
+    assert statements["ReadTrainingData"]["Action"] == "s3:GetObject"  # read only
+    assert statements["PutTrainingMetrics"]["Condition"] == {"StringLike": {"cloudwatch:namespace": "/aws/sagemaker/*"}}
+    assert "ec2:Vpc" in statements["ManageJobInterfaces"]["Condition"]["ArnEquals"]
+    assert statements["EncryptJobVolumes"]["Condition"] == {"Bool": {"kms:GrantIsForAWSResource": "true"}}
+    settings = synth.stages[env].settings
+    pull = json.dumps(statements["PullTrainingImages"]["Resource"])
+    assert f"arn:aws:ecr:{settings.region}:763104351884:repository/pytorch-training" in pull  # the DLC, exactly
+    assert "ExportsOutputFnGetAttGptTrainerRepository" in pull  # this project's repository
+
+
+@pytest.mark.parametrize("env", ENVS)
+def test_execution_role_reaches_only_this_environments_buckets(synth: Synth, env: str) -> None:
+    statements = role_statements(synth, env)
+    storage_buckets = {k for k in synth.resources(env, "Storage", "AWS::S3::Bucket") if "AccessLogs" not in k}
+    for sid in ("ReadTrainingData", "WriteOutput", "SyncCheckpoints"):
+        resource = statements[sid]["Resource"]
+        target = export_value(synth, env, resource["Fn::Join"][1][0])["Fn::GetAtt"][0]
+        assert target in storage_buckets
+        assert resource["Fn::Join"][1][1] == "/*"

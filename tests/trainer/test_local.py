@@ -1,0 +1,111 @@
+"""`python -m training run-local` runs each shipped workload's entry point under the container contract."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.trainer.conftest import REPO, WORKLOADS, losses
+from training import local
+
+TINY_OVERRIDES = ["model=tiny", "max_steps=2", "seq_len=64", "micro_batch_size=2", "warmup_steps=1",
+                  "log_every=1", "checkpoint_every=0"]
+
+
+def _args(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    local.add_commands(parser.add_subparsers())
+    return parser.parse_args(["run-local", *argv])
+
+
+def _spec(tmp_path: Path, **overrides) -> Path:
+    """A small valid workload spec next to the shipped ones' source_dir convention."""
+    raw = yaml.safe_load((REPO / "training" / "workloads" / "gpt-torchrun-fsx.yaml").read_text())
+    raw.update(overrides)
+    raw["source_dir"] = str(REPO / "training" / "gpt")
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    return path
+
+
+def test_hyperparameters_are_written_like_the_toolkit_does():
+    # sagemaker_training.mapping.to_cmd_args: sorted keys, str() of each value, dicts as k=v joined by commas.
+    assert local.toolkit_args({"max_steps": 5, "compile": True, "model": "tiny", "lr": 0.0003,
+                               "mp": {"partitions": 2, "ddp": True}}) == [
+        "--compile", "True", "--lr", "0.0003", "--max_steps", "5", "--model", "tiny", "--mp", "ddp=True,partitions=2"]
+
+
+def test_container_variables(tmp_path: Path):
+    data = tmp_path / "data"
+    data.mkdir()
+    command, env, out, _ = local.prepare(_args(str(_spec(tmp_path)), "--channel", f"train={data}",
+                                               "-p", "max_steps=7", "-p", "compile=false",
+                                               "--output", str(tmp_path / "run"), "--nproc", "2"))
+    assert env["SM_CHANNEL_TRAIN"] == str(data)
+    assert json.loads(env["SM_CHANNELS"]) == ["train"]
+    hps = json.loads(env["SM_HPS"])
+    assert hps["max_steps"] == 7 and hps["compile"] is False and hps["model"] == "gpt-1.3b"
+    assert env["SM_HP_MAX_STEPS"] == "7"
+    assert json.loads(env["SM_USER_ARGS"]) == command[command.index("train.py") + 1:]
+    assert command[command.index("--max_steps"):command.index("--max_steps") + 2] == ["--max_steps", "7"]
+    assert json.loads(env["SM_HOSTS"]) == [env["SM_CURRENT_HOST"]]
+    for key, sub in (("SM_MODEL_DIR", "model"), ("SM_OUTPUT_DATA_DIR", "output/data"),
+                     ("SM_CHECKPOINT_DIR", "checkpoints")):
+        assert Path(env[key]) == out / sub and (out / sub).is_dir()
+    assert (out / "code" / "train.py").is_file() and not list((out / "code").rglob("__pycache__"))
+    assert command[command.index("--nproc_per_node") + 1] == "2"
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--channel", "validation=/tmp"], ["--channel validation", "no input channel"]),
+    (["--channel", "train=/does/not/exist"], ["--channel train", "does not exist"]),
+    (["-p", "oops"], ["--hyperparameter", "KEY=VALUE"]),
+])
+def test_bad_options_name_the_option(tmp_path, capsys, argv, words):
+    args = _args(str(_spec(tmp_path)), "--output", str(tmp_path / "run"), *argv)
+    assert args.func(args) == 2
+    err = capsys.readouterr().err
+    for word in words:
+        assert word in err
+
+
+def test_unknown_workload_is_reported(capsys):
+    args = _args("no-such-workload")
+    assert args.func(args) == 2
+    assert "no-such-workload" in capsys.readouterr().err
+
+
+def test_model_parallel_workload_needs_an_explicit_opt_out(tmp_path, capsys):
+    smp = [p for p in WORKLOADS if local.strategy(yaml.safe_load(p.read_text()).get("distribution") or {}) == "smp"]
+    if not smp:
+        pytest.skip("no SMP workload shipped")
+    args = _args(str(smp[0]), "--output", str(tmp_path / "run"))
+    assert args.func(args) == 2
+    assert "--without-model-parallel" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("workload", WORKLOADS, ids=lambda p: p.stem)
+def test_every_shipped_workload_runs_locally(workload, tmp_path, capsys):
+    spec = yaml.safe_load(workload.read_text())
+    kind = local.strategy(spec.get("distribution") or {})
+    # Two processes where the workload is distributed (the data-parallel paths), one where SageMaker runs one.
+    nproc = "1" if kind == "none" else "2"
+    extra = ["--without-model-parallel"] if kind == "smp" else []
+    args = _args(workload.stem, "--output", str(tmp_path), "--nproc", nproc, *extra,
+                 *[x for o in TINY_OVERRIDES for x in ("-p", o)])
+    code = args.func(args)
+    printed = capsys.readouterr().out
+    log = (tmp_path / "output" / "train.log").read_text()
+    assert code == 0, log[-3000:]
+    assert (tmp_path / "model" / "model.pt").is_file()
+    assert f"model:       {tmp_path / 'model'}" in printed
+    assert len(losses(log)) == 2
+    assert f"world_size={nproc}" in log
+    for metric in spec["metric_definitions"]:
+        assert re.search(metric["Regex"], log), metric

@@ -1,0 +1,284 @@
+"""`run-local` and `prep-data`: try a workload's entry point on this machine before paying for instances.
+
+`run-local WORKLOAD` gives the entry point the contract SageMaker's training container gives it: the
+code copied to a `code/` folder it runs from (like /opt/ml/code), the hyperparameters as the toolkit
+passes them (`--key value`, booleans as `True`/`False`, dicts as `k=v,k=v`), the `SM_*` variables
+(model, output and channel folders, SM_HPS, SM_HOSTS, ...), and the workload's environment. It
+launches N processes with torchrun: gloo on CPU, NCCL on a local GPU. Launchers that only exist on
+SageMaker (mpirun, smddprun) are replaced by torchrun, which the trainer treats the same way.
+
+`prep-data` writes the token shards the trainer reads, from the corpus that ships in training/data/
+or from any text file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+GPT_DIR = REPO / "training" / "gpt"
+SHIPPED_CORPUS = REPO / "training" / "data" / "corpus.txt"
+DEFAULT_DATA_DIR = REPO / "build" / "data" / "corpus"
+RUNS_DIR = REPO / "build" / "local-runs"
+HOST = "algo-1"  # SageMaker's name for the first (here: only) host
+DEFAULT_TOKENS_PER_SHARD = 1 << 20
+
+
+def _shards():
+    """The trainer's shard module: training/gpt is shipped alone, so it is not importable as training.gpt."""
+    if str(GPT_DIR) not in sys.path:
+        sys.path.insert(0, str(GPT_DIR))
+    from gptlm import shards
+
+    return shards
+
+
+def add_commands(subparsers: argparse._SubParsersAction) -> None:
+    run = subparsers.add_parser(
+        "run-local", help="run a workload's entry point here, under the SageMaker container's contract",
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument("workload", help="workload name (training/workloads/NAME.yaml) or path to a YAML spec")
+    run.add_argument("--nproc", type=int, default=None,
+                     help="processes to launch (default: the local GPU count, or 2 on CPU)")
+    run.add_argument("--channel", action="append", default=[], metavar="NAME=PATH",
+                     help="local folder for an input channel (default for the data channel: the prepped shipped "
+                          "corpus, prepared on first use)")
+    run.add_argument("--hyperparameter", "-p", action="append", default=[], metavar="KEY=VALUE",
+                     help="override a hyperparameter; VALUE is read as YAML (e.g. max_steps=5, model=tiny)")
+    run.add_argument("--output", type=Path, default=None,
+                     help="folder for model, checkpoints, output data and log (default: build/local-runs/NAME-TIME); "
+                          "re-using one resumes from its checkpoints")
+    run.add_argument("--without-model-parallel", action="store_true",
+                     help="run a SageMaker model parallel (SMP) workload as plain data parallel; SMP itself only "
+                          "exists in SageMaker's containers")
+    run.set_defaults(func=run_local)
+
+    prep = subparsers.add_parser("prep-data", help="write token shards for the trainer from a text file",
+                                 description="Tokenize a UTF-8 text file (byte-level, vocabulary 256) into shards "
+                                             "the trainer memory-maps. Upload the folder to S3 or FSx for jobs.")
+    prep.add_argument("--input", type=Path, default=SHIPPED_CORPUS,
+                      help=f"text file (default: the shipped corpus, {SHIPPED_CORPUS.relative_to(REPO)})")
+    prep.add_argument("--output", type=Path, default=DEFAULT_DATA_DIR,
+                      help=f"folder for the shards (default: {DEFAULT_DATA_DIR.relative_to(REPO)})")
+    prep.add_argument("--tokens-per-shard", type=int, default=DEFAULT_TOKENS_PER_SHARD,
+                      help="tokens in each shard file (default: %(default)s)")
+    prep.set_defaults(func=prep_data)
+
+
+# -- prep-data --------------------------------------------------------------------------------------------------
+
+
+def prep_data(args: argparse.Namespace) -> int:
+    shards = _shards()
+    try:
+        paths = shards.shards_from_text_file(args.input, args.output, args.tokens_per_shard)
+    except shards.DataError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    tokens = sum((p.stat().st_size - shards.HEADER_BYTES) // shards.TOKEN_DTYPE.itemsize for p in paths)
+    print(f"wrote {len(paths)} shard(s), {tokens} tokens, to {args.output}")
+    return 0
+
+
+def ensure_default_data() -> Path:
+    """The shipped corpus as shards, written on first use."""
+    shards = _shards()
+    if not list(DEFAULT_DATA_DIR.glob("*.bin")):
+        shards.shards_from_text_file(SHIPPED_CORPUS, DEFAULT_DATA_DIR, DEFAULT_TOKENS_PER_SHARD)
+    return DEFAULT_DATA_DIR
+
+
+# -- the container contract -------------------------------------------------------------------------------------
+
+
+class LocalRunError(ValueError):
+    """Something about the local run's options; the message names the option to change."""
+
+
+def parse_pairs(items: list[str], option: str) -> dict[str, str]:
+    pairs: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise LocalRunError(f"{option} {item!r}: expected KEY=VALUE")
+        pairs[key.strip()] = value
+    return pairs
+
+
+def toolkit_value(value: Any) -> str:
+    """How the SageMaker toolkit writes one hyperparameter on the command line (mapping.to_cmd_args)."""
+    if isinstance(value, Mapping):
+        return ",".join(f"{k}={v}" for k, v in sorted(value.items()))
+    return str(value)
+
+
+def toolkit_args(hyperparameters: Mapping[str, Any]) -> list[str]:
+    """The SDK json-encodes each value and the toolkit decodes it, so the values arrive as YAML wrote them."""
+    decoded = {k: json.loads(json.dumps(v)) for k, v in hyperparameters.items()}
+    args: list[str] = []
+    for key in sorted(decoded):
+        args += [f"--{key}" if len(key) > 1 else f"-{key}", toolkit_value(decoded[key])]
+    return args
+
+
+def strategy(distribution: Mapping[str, Any]) -> str:
+    """smp | smddp | mpi | torchrun | none: which SageMaker launcher the workload's distribution selects."""
+    def enabled(section: Any, *path: str) -> bool:
+        for key in path:
+            section = section.get(key) if isinstance(section, Mapping) else None
+        return isinstance(section, Mapping) and bool(section.get("enabled"))
+
+    if enabled(distribution, "smdistributed", "modelparallel"):
+        return "smp"
+    if enabled(distribution, "smdistributed", "dataparallel") or enabled(distribution, "pytorchddp"):
+        return "smddp"
+    if enabled(distribution, "mpi"):
+        return "mpi"
+    if enabled(distribution, "torch_distributed"):
+        return "torchrun"
+    return "none"
+
+
+def sm_environment(workload: Any, hyperparameters: Mapping[str, Any], channels: Mapping[str, Path], out: Path,
+                   args: list[str], num_gpus: int) -> dict[str, str]:
+    """The SM_* variables the training toolkit sets (sagemaker_training.environment.to_env_vars)."""
+    env = {
+        "SM_MODEL_DIR": str(out / "model"),
+        "SM_OUTPUT_DIR": str(out / "output"),
+        "SM_OUTPUT_DATA_DIR": str(out / "output" / "data"),
+        "SM_INPUT_DIR": str(out / "input"),
+        "SM_CHECKPOINT_DIR": str(out / "checkpoints"),  # the trainer's override of /opt/ml/checkpoints
+        "SM_MODULE_DIR": str(out / "code"),
+        "SM_USER_ENTRY_POINT": workload.entry_point,
+        "SM_CHANNELS": json.dumps(sorted(channels)),
+        "SM_HPS": json.dumps(dict(hyperparameters), sort_keys=True),
+        "SM_HOSTS": json.dumps([HOST]),
+        "SM_CURRENT_HOST": HOST,
+        "SM_CURRENT_INSTANCE_TYPE": "local",
+        "SM_NUM_GPUS": str(num_gpus),
+        "SM_NUM_CPUS": str(os.cpu_count() or 1),
+        "SM_USER_ARGS": json.dumps(args),
+        "SM_FRAMEWORK_PARAMS": "{}",  # no smddp flag: locally the trainer uses gloo / NCCL
+        "SM_LOG_LEVEL": "20",
+    }
+    for name, path in channels.items():
+        env[f"SM_CHANNEL_{name.upper()}"] = str(path)
+    for key, value in hyperparameters.items():
+        env[f"SM_HP_{key.upper()}"] = value if isinstance(value, str) else json.dumps(value)
+    return env
+
+
+def _local_gpus() -> int:
+    try:
+        import torch
+    except ImportError:
+        return 0
+    return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
+def _resolve_channels(workload: Any, given: dict[str, str], data_channel: str) -> dict[str, Path]:
+    declared = set(workload.inputs)
+    unknown = sorted(set(given) - declared)
+    if unknown:
+        raise LocalRunError(f"--channel {unknown[0]}: the workload has no input channel {unknown[0]!r}; its channels "
+                            f"are {sorted(declared) or 'none'}")
+    channels: dict[str, Path] = {}
+    for name in sorted(declared):
+        if name in given:
+            path = Path(given[name]).expanduser().resolve()
+            if not path.is_dir():
+                raise LocalRunError(f"--channel {name}={given[name]}: folder does not exist")
+            channels[name] = path
+        elif name == data_channel:
+            channels[name] = ensure_default_data()
+        else:
+            raise LocalRunError(f"input channel {name!r} has no local folder: pass --channel {name}=PATH")
+    return channels
+
+
+def prepare(args: argparse.Namespace) -> tuple[list[str], dict[str, str], Path, list[str]]:
+    """Command, environment, output folder and notes for a local run (no process started)."""
+    from training.core.spec import load_workload
+
+    workload = load_workload(args.workload)
+    notes: list[str] = []
+    overrides = {k: yaml.safe_load(v) if v.strip() else "" for k, v in
+                 parse_pairs(args.hyperparameter, "--hyperparameter").items()}
+    hyperparameters = {**workload.hyperparameters, **overrides}
+    kind = strategy(workload.distribution)
+    if kind == "smp":
+        if not args.without_model_parallel:
+            raise LocalRunError("this workload uses SageMaker model parallel (SMP), which exists only in SageMaker's "
+                                "containers; pass --without-model-parallel to run its entry point as plain data "
+                                "parallel here")
+        notes.append("SMP model parallelism is off locally: the entry point runs as data parallel")
+    elif kind == "smddp":
+        notes.append("SMDDP collectives are replaced by gloo/NCCL locally (same DDP code path)")
+    elif kind == "mpi":
+        notes.append("mpirun is replaced by torchrun locally (the trainer reads either launcher's variables)")
+
+    gpus = _local_gpus()
+    nproc = args.nproc or (gpus or 2)
+    if nproc < 1:
+        raise LocalRunError("--nproc must be at least 1")
+    if gpus and nproc > gpus:
+        raise LocalRunError(f"--nproc {nproc}: this machine has {gpus} GPU(s); use at most that many")
+    if kind == "none" and nproc > 1:
+        notes.append(f"SageMaker starts one process per host for this workload (no distribution); running {nproc}")
+
+    channels = _resolve_channels(workload, parse_pairs(args.channel, "--channel"),
+                                 str(hyperparameters.get("data_channel", "train")))
+    out = (args.output or RUNS_DIR / f"{workload.name}-{time.strftime('%Y%m%d-%H%M%S')}").resolve()
+    for sub in ("model", "output/data", "checkpoints", "input"):
+        (out / sub).mkdir(parents=True, exist_ok=True)
+    shutil.copytree(workload.source_dir, out / "code", dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache"))
+
+    cli_args = toolkit_args(hyperparameters)
+    env = {**os.environ, **{k: str(v) for k, v in workload.environment.items()},
+           **sm_environment(workload, hyperparameters, channels, out, cli_args, gpus)}
+    env.setdefault("OMP_NUM_THREADS", "1")
+    env["PYTHONUNBUFFERED"] = "1"
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(nproc),
+               workload.entry_point, *cli_args]
+    return command, env, out, notes
+
+
+def run_local(args: argparse.Namespace) -> int:
+    from training.core.errors import SpecError
+
+    try:
+        command, env, out, notes = prepare(args)
+    except (SpecError, LocalRunError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    log_path = out / "output" / "train.log"
+    print(f"running in {out / 'code'}: {' '.join(command[2:])}", file=sys.stderr, flush=True)
+    with open(log_path, "w") as log, subprocess.Popen(command, cwd=out / "code", env=env, stdout=subprocess.PIPE,
+                                                       stderr=subprocess.STDOUT, text=True) as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            sys.stdout.write(line)
+            log.write(line)
+        code = proc.wait()
+    print(f"\nrun-local finished with exit code {code}\n"
+          f"  model:       {out / 'model'}\n"
+          f"  checkpoints: {out / 'checkpoints'}\n"
+          f"  output data: {out / 'output' / 'data'}\n"
+          f"  log:         {log_path}", flush=True)
+    return code
