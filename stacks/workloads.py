@@ -41,10 +41,11 @@ from training.core.errors import Problem, SpecError
 from training.core.sourcedir import build_sourcedir
 from training.core.spec import Workload
 
-DEFAULT_SHARDS = 32
+DEFAULT_SHARDS = 64
 # CloudFormation: 500 resources and 1 MB per template (uploaded through S3). Stay well below both.
 MAX_STACK_RESOURCES = 400
 MAX_TEMPLATE_BYTES = 800_000
+PER_WORKLOAD_OVERHEAD_BYTES = 4_000
 SYNC_RULE = "StepFunctionsGetEventsForSageMakerTrainingJobsRule"
 
 
@@ -160,7 +161,8 @@ class WorkloadsStack(cdk.Stack):
             raise SpecError(Problem(spec.source, "inputs/image", "needs " + ", ".join(missing) + f", which environment "
                             f"'{spec.environment}' does not provide (an FSx channel without a file system, or an "
                             "image repository this project does not build?)"))
-        self.definition_bytes += len(text)
+        # As it will sit in the template: a JSON-escaped string, plus the role, substitutions and layout.
+        self.definition_bytes += len(json.dumps(text)) + PER_WORKLOAD_OVERHEAD_BYTES
         scope = Construct(self, workload.name)
         prefix = f"arn:{self.partition}:sagemaker:{self.region}:{self.account}:"
         role = iam.CfnRole(
@@ -215,7 +217,7 @@ class _SizeGuard:
             problems.append(f"{stack.stack_name} has {resources} resources (limit {MAX_STACK_RESOURCES} of "
                             "CloudFormation's 500): raise `shards` in add_workload_stacks")
         if stack.definition_bytes > MAX_TEMPLATE_BYTES:
-            problems.append(f"{stack.stack_name} holds {stack.definition_bytes} bytes of state-machine definitions "
+            problems.append(f"{stack.stack_name} would be about {stack.definition_bytes} bytes "
                             f"(limit {MAX_TEMPLATE_BYTES} of CloudFormation's 1 MB): raise `shards` in "
                             "add_workload_stacks")
         return problems

@@ -209,7 +209,7 @@ def _fail(cause: str) -> dict[str, Any]:
     return {"Type": "Fail", "Error": INVALID_INPUT, "Cause": cause}
 
 
-def _type_rule(path: str, value: Any) -> tuple[dict[str, Any], str]:
+def _type_rule(path: str, value: Any) -> tuple[dict[str, Any] | None, str]:
     """A Choice rule that matches a value of the wrong JSON type for `value`, and the expected type."""
     if isinstance(value, bool):
         return {"Not": {"Variable": path, "IsBoolean": True}}, "(true/false)"
@@ -220,7 +220,7 @@ def _type_rule(path: str, value: Any) -> tuple[dict[str, Any], str]:
     if isinstance(value, str):
         return {"Not": {"Variable": path, "IsString": True}}, "(string)"
     if value is None:
-        return {"Variable": path, "IsPresent": False}, "(any)"
+        return None, "(any)"
     scalars = [{"Variable": path, k: True} for k in ("IsString", "IsNumeric", "IsBoolean", "IsNull")]
     return {"Or": scalars}, "(list or object)"
 
@@ -259,7 +259,7 @@ def _validation_states(spec: MachineSpec) -> dict[str, Any]:
             "Parameters": {
                 "given.$": "$",
                 "text.$": "States.JsonToString($)",
-                "keys": {"top": dict.fromkeys(INPUT_SCHEMA, 0), "hyperparameters": dict.fromkeys(hp_names, 0)},
+                "keys": {"top": dict.fromkeys(INPUT_SCHEMA, 0), "hyperparameters": dict(spec.hyperparameters)},
                 "defaults": {"hyperparameters": {}, "instance_count": spec.instance_count, "max_run": spec.max_run},
             },
             "Next": "Input is an object?",
@@ -339,28 +339,26 @@ def _validation_states(spec: MachineSpec) -> dict[str, Any]:
          "Next": "Unknown hyperparameter"},
     ]
     states["Unknown hyperparameter"] = _fail(fixes["hp_keys"])
-    # Per hyperparameter: the override keeps the spec value's JSON type (and integers stay integers).
+    # Per hyperparameter: the override keeps the spec value's JSON type (and integers stay integers). The
+    # rules read the spec values merged with the overrides, so every name is present and only overrides differ.
     int_parts: dict[str, str] = {}
     expected_types: list[str] = []
     for i, (name, value) in enumerate(spec.hyperparameters.items()):
         if not _addressable(name):
             continue  # not addressable by a JSONPath member; the name check above still applies
-        path = member("$.merged.value.hyperparameters", name)
-        rule, expected = _type_rule(path, value)
+        rule, expected = _type_rule(member("$.hp_values.values", name), value)
         expected_types.append(f"{name} {expected}")
-        value_rules.append({"And": [{"Variable": path, "IsPresent": True}, rule], "Next": "Bad hyperparameter type"})
+        if rule is not None:
+            value_rules.append({**rule, "Next": "Bad hyperparameter type"})
         if isinstance(value, int) and not isinstance(value, bool):
             int_parts[f"h{i}"] = name
-            value_rules.append({
-                "And": [{"Variable": path, "IsPresent": True},
-                        {"Not": {"Variable": f"$.hp_parts.h{i}", "NumericEquals": 1}}],
-                "Next": "Bad hyperparameter type",
-            })
+            value_rules.append({"Not": {"Variable": f"$.hp_parts.h{i}", "NumericEquals": 1},
+                                "Next": "Bad hyperparameter type"})
     if expected_types:
         states["Bad hyperparameter type"] = _fail(
             "hyperparameters: an override must keep the JSON type of the spec's value: " + "; ".join(expected_types)
         )
-    if int_parts:
+    if spec.hyperparameters:
         states["Measure values"]["Next"] = "Measure integers"
         # Only after the type rules: measuring a missing member would fail, so merge the spec values first.
         states["Measure integers"] = {
@@ -369,8 +367,9 @@ def _validation_states(spec: MachineSpec) -> dict[str, Any]:
                 "values.$": "States.JsonMerge($.keys.hyperparameters, $.merged.value.hyperparameters, false)",
             },
             "ResultPath": "$.hp_values",
-            "Next": "Count integer parts",
+            "Next": "Count integer parts" if int_parts else "Check values",
         }
+    if int_parts:
         states["Count integer parts"] = {
             "Type": "Pass",
             "Parameters": {f"{k}.$": _parts(member("$.hp_values.values", n)) for k, n in int_parts.items()},
@@ -556,20 +555,22 @@ def build_definition(spec: MachineSpec) -> dict[str, Any]:
         **_validation_states(spec),
         "Execution name taggable?": {
             "Type": "Choice",
-            "Choices": [{**untaggable, "Next": "Start run (untaggable name)"}],
-            "Default": "Start run",
+            "Choices": [{**untaggable, "Next": "Tag with state machine"}],
+            "Default": "Tag with execution",
+        },
+        "Tag with execution": {
+            "Type": "Pass", "Parameters": {"v.$": "$$.Execution.Id"}, "ResultPath": "$.tag", "Next": "Start run",
+        },
+        "Tag with state machine": {
+            "Type": "Pass",
+            "Comment": "The execution name has characters SageMaker tags refuse: tag the state machine instead.",
+            "Parameters": {"v.$": "$$.StateMachine.Id"},
+            "ResultPath": "$.tag",
+            "Next": "Start run",
         },
         "Start run": {
             "Type": "Pass",
-            "Parameters": {**start_common,
-                           "run": {"id.$": run_id, "attempt": 0, "execution_tag.$": "$$.Execution.Id"}},
-            "Next": encode_entry,
-        },
-        "Start run (untaggable name)": {
-            "Type": "Pass",
-            "Comment": "The execution name has characters SageMaker tags refuse: tag the state machine instead.",
-            "Parameters": {**start_common,
-                           "run": {"id.$": run_id, "attempt": 0, "execution_tag.$": "$$.StateMachine.Id"}},
+            "Parameters": {**start_common, "run": {"id.$": run_id, "attempt": 0, "execution_tag.$": "$.tag.v"}},
             "Next": encode_entry,
         },
         **encode_states,
