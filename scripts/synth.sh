@@ -9,5 +9,5 @@ export SAGEMAKER_SUPPRESS_V2_WARNING=1 JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VER
 export AWS_EC2_METADATA_DISABLED=true CDK_DISABLE_VERSION_CHECK=1
 
 .venv/bin/python -m training validate
-node_modules/.bin/cdk synth --all --quiet --no-notices --output cdk.out >&2
+node_modules/.bin/cdk synth --quiet --no-notices --output cdk.out >&2
 .venv/bin/python -m training summary --cdk-out cdk.out

@@ -6,7 +6,7 @@ Layout per environment (stage `dev`, `prod`, ...):
   environment's e-mail subscribers), the encrypted log group all state machines log to, and the managed
   policy with the permissions every state machine role shares (pass the execution role to SageMaker,
   the `.sync` EventBridge rule, publish, logs delivery, X-Ray).
-- `Workloads00` .. `Workloads<shards-1>` (stateless): a workload goes to shard crc32(name) % shards, so adding
+- `Workloads00` .. `Workloads<shards-1>` (stateless): a workload goes to shard sha256(name) % shards, so adding
   or removing a workload never moves another one (a move would collide on the state machine's fixed name).
   Only shards that hold a workload become stacks. Per workload: one role (its own job-name prefix only) and
   one `CfnStateMachine` with the pure-Python definition (training/core/state_machine.py) and
@@ -18,8 +18,8 @@ more per workload, and the definition is built (and tested) without the CDK anyw
 
 from __future__ import annotations
 
+import hashlib
 import json
-import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -51,7 +51,7 @@ SYNC_RULE = "StepFunctionsGetEventsForSageMakerTrainingJobsRule"
 
 def shard_of(workload: str, shards: int) -> int:
     """Stable shard of a workload name: depends on nothing but the name and the shard count."""
-    return zlib.crc32(workload.encode()) % shards
+    return int.from_bytes(hashlib.sha256(workload.encode()).digest()[:8], "big") % shards
 
 
 def job_resource_patterns(base_job_name: str, relaunches: int) -> list[str]:
@@ -134,8 +134,8 @@ class WorkloadsStack(cdk.Stack):
                  workloads: Sequence[Workload], specs: dict[str, sm.MachineSpec],
                  sourcedir: Callable[[Path], Path] = build_sourcedir, **kwargs: Any) -> None:
         env = platform.env
-        super().__init__(scope, construct_id, description=f"Training workloads ({env.name}): "
-                         + ", ".join(w.name for w in workloads)[:900], **kwargs)
+        super().__init__(scope, construct_id, description=f"Training workloads ({env.name}): {len(workloads)} "
+                         "state machines, one shard of add_workload_stacks", **kwargs)
         self.state_machines: dict[str, sfn.CfnStateMachine] = {}
         self.definition_bytes = 0
         base = platform.substitutions()
@@ -252,8 +252,3 @@ def add_workload_stacks(stage: Construct, platform: Any, workloads: Sequence[Wor
         stacks.append(stack)
     return stacks
 
-
-def describe_layout(stacks: Sequence[cdk.Stack]) -> str:
-    """Which workload went to which stack (for logs and the review)."""
-    layout = {s.stack_name: sorted(getattr(s, "state_machines", {})) for s in stacks}
-    return json.dumps(layout, indent=1)

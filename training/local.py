@@ -33,6 +33,9 @@ DEFAULT_DATA_DIR = REPO / "build" / "data" / "corpus"
 RUNS_DIR = REPO / "build" / "local-runs"
 HOST = "algo-1"  # SageMaker's name for the first (here: only) host
 DEFAULT_TOKENS_PER_SHARD = 1 << 20
+# --smoke: a minute-long run of the workload's code path on a laptop CPU (explicit -p overrides still win).
+SMOKE = {"model": "tiny", "max_steps": 20, "seq_len": 128, "micro_batch_size": 4, "warmup_steps": 2,
+         "log_every": 5, "checkpoint_every": 10}
 
 
 def _shards():
@@ -60,6 +63,8 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--output", type=Path, default=None,
                      help="folder for model, checkpoints, output data and log (default: build/local-runs/NAME-TIME); "
                           "re-using one resumes from its checkpoints")
+    run.add_argument("--smoke", action="store_true",
+                     help="shrink the run to seconds: " + " ".join(f"{k}={v}" for k, v in SMOKE.items()))
     run.add_argument("--without-model-parallel", action="store_true",
                      help="run a SageMaker model parallel (SMP) workload as plain data parallel; SMP itself only "
                           "exists in SageMaker's containers")
@@ -216,7 +221,7 @@ def prepare(args: argparse.Namespace) -> tuple[list[str], dict[str, str], Path, 
     notes: list[str] = []
     overrides = {k: yaml.safe_load(v) if v.strip() else "" for k, v in
                  parse_pairs(args.hyperparameter, "--hyperparameter").items()}
-    hyperparameters = {**workload.hyperparameters, **overrides}
+    hyperparameters = {**workload.hyperparameters, **(SMOKE if args.smoke else {}), **overrides}
     kind = strategy(workload.distribution)
     if kind == "smp":
         if not args.without_model_parallel:
@@ -235,6 +240,9 @@ def prepare(args: argparse.Namespace) -> tuple[list[str], dict[str, str], Path, 
         raise LocalRunError("--nproc must be at least 1")
     if gpus and nproc > gpus:
         raise LocalRunError(f"--nproc {nproc}: this machine has {gpus} GPU(s); use at most that many")
+    if not gpus and hyperparameters.get("model", "tiny") != "tiny":
+        notes.append(f"model {hyperparameters.get('model')} on CPU is slow: add --smoke (or -p model=tiny "
+                     "-p max_steps=20) to check the code path in seconds")
     if kind == "none" and nproc > 1:
         notes.append(f"SageMaker starts one process per host for this workload (no distribution); running {nproc}")
 

@@ -161,7 +161,7 @@ class StateTaskServiceSageMaker(StateTaskServiceCallback):
         if self.resource.api_action.lower() not in ("createtrainingjob", "stoptrainingjob"):
             raise ValueError(f"test resolver: unsupported SageMaker action {self.resource.api_action}")
 
-    def _eval_service_task(self, env, resource_runtime_part, normalised_parameters, state_credentials):  # noqa: ANN001
+    def _eval_service_task(self, env, resource_runtime_part, normalised_parameters, state_credentials):
         fake = _CURRENT[-1]
         if self._get_boto_service_action() == "stop_training_job":
             fake.stop(normalised_parameters["TrainingJobName"])
@@ -172,7 +172,7 @@ class StateTaskServiceSageMaker(StateTaskServiceCallback):
             raise _failure(env, self, outcome.error, outcome.reason)
         env.stack.append(response)
 
-    def _build_sync_resolver(self, env, resource_runtime_part, normalised_parameters, state_credentials):  # noqa: ANN001
+    def _build_sync_resolver(self, env, resource_runtime_part, normalised_parameters, state_credentials):
         fake = _CURRENT[-1]
         env.stack.pop()  # CreateTrainingJob's response
         name = normalised_parameters["TrainingJobName"]

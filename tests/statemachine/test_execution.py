@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.statemachine import sagemaker_sync as sage
-from tests.statemachine.conftest import NAMES, WORKLOADS
+from tests.statemachine.conftest import NAMES
 from tests.statemachine.harness import Deployed, Run
 from training.core import catalog
 from training.core import placeholders as ph

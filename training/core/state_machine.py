@@ -231,12 +231,12 @@ def _parts(path: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# The validation branch
+# Checking the execution input
 # ---------------------------------------------------------------------------------------------------------
 
 
 def _validation_states(spec: MachineSpec) -> dict[str, Any]:
-    """States of the branch that checks the execution input; ends with the merged, checked values."""
+    """States that check the execution input first; the last one leaves only the checked values."""
     hp_names = list(spec.hyperparameters)
     known_hp = ", ".join(hp_names) if hp_names else "(none: this workload's spec has no hyperparameters)"
     max_count = spec.max_instance_count
@@ -725,5 +725,3 @@ def substitute_definition(text: str, values: dict[str, str]) -> str:
     """What Step Functions does with DefinitionSubstitutions: replace `${key}` text (tests use this)."""
     return ph.PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), text)
 
-
-RUN_TIME_NAMES = ph.RUN_TIME

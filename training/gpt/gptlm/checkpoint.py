@@ -29,6 +29,8 @@ from torch.distributed.checkpoint.state_dict import (
 
 from gptlm.errors import UserError
 
+_dcp_save = getattr(dcp, "save", None) or dcp.save_state_dict  # `save`/`load` replaced the *_state_dict names
+_dcp_load = getattr(dcp, "load", None) or dcp.load_state_dict
 _STEP_DIR = re.compile(r"^step_(\d+)$")
 FINAL_MODEL_FILE = "model.pt"
 
@@ -90,7 +92,8 @@ def save(root: Path, step: int, model: torch.nn.Module, optimizer: torch.optim.O
     path = step_dir(root, step)
     path.mkdir(parents=True, exist_ok=True)
     model_sd, optim_sd = get_state_dict(model, optimizer)
-    dcp.save({"model": model_sd, "optim": optim_sd}, checkpoint_id=str(path))
+    # Explicit FileSystemWriter/Reader: the same call works from PyTorch 2.2 (the SMDDP containers) onwards.
+    _dcp_save({"model": model_sd, "optim": optim_sd}, storage_writer=dcp.FileSystemWriter(str(path)))
     marker = {**meta, "step": step, "world_size": world_size}
     tmp = path / f"done.rank{rank}.json.tmp"
     tmp.write_text(json.dumps(marker, sort_keys=True))
@@ -110,7 +113,7 @@ def load(found: Found, model: torch.nn.Module, optimizer: torch.optim.Optimizer,
             )
     model_sd, optim_sd = get_state_dict(model, optimizer)
     state = {"model": model_sd, "optim": optim_sd}
-    dcp.load(state, checkpoint_id=str(found.path))
+    _dcp_load(state, storage_reader=dcp.FileSystemReader(str(found.path)))
     set_state_dict(model, optimizer, model_state_dict=state["model"], optim_state_dict=state["optim"])
 
 

@@ -37,8 +37,11 @@ def run(config: hparams.TrainConfig) -> int:
         raise hparams.ConfigError(f"hyperparameter micro_batch_size: {config.micro_batch_size} must be divisible by "
                                   f"the modelparallel microbatches ({microbatches})")
     smp.init()
-    torch.cuda.set_device(smp.local_rank())
-    device = torch.device("cuda", smp.local_rank())
+    if torch.cuda.is_available():  # always on SageMaker; the CPU branch only serves the stand-in test
+        torch.cuda.set_device(smp.local_rank())
+        device = torch.device("cuda", smp.local_rank())
+    else:
+        device = torch.device("cpu")
     main = smp.rank() == 0
 
     windows = TokenWindows.from_directory(hparams.data_dir(config), config.seq_len)
@@ -65,7 +68,7 @@ def run(config: hparams.TrainConfig) -> int:
 
     @smp.step
     def train_step(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        with torch.autocast("cuda", dtype=torch.bfloat16):
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
             loss = model(x, y)
         model.backward(loss)
         return loss

@@ -56,6 +56,8 @@ class Trainer:
         if self.cuda:
             torch.cuda.set_device(env.local_rank)
             self.device = torch.device("cuda", env.local_rank)
+            torch.backends.cuda.matmul.allow_tf32 = True  # any fp32 matmul left outside autocast
+            torch.backends.cudnn.allow_tf32 = True
         else:
             self.device = torch.device("cpu")
         self.bf16 = config.precision == "bf16" or (config.precision == "auto" and self.cuda)

@@ -1,0 +1,188 @@
+"""The synthesized workload stacks: definitions, substitutions, IAM scope, logging, notifications, nag, ASL."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.statemachine.conftest import NAMES, WORKLOADS
+from training.core import placeholders as ph
+from training.core import state_machine as sm
+
+pytestmark = pytest.mark.synth
+ROOT = Path(__file__).resolve().parents[2]
+VALIDATE_ASL = Path(__file__).with_name("validate_asl.js")
+
+
+def validate_asl(definitions: dict[str, Any]) -> dict[str, Any]:
+    """asl-validator's verdict on each definition, from one Node process."""
+    done = subprocess.run(["node", str(VALIDATE_ASL)], input=json.dumps(definitions), capture_output=True,
+                          text=True, cwd=ROOT, check=True, timeout=300)
+    return json.loads(done.stdout)
+
+
+@pytest.fixture(scope="module")
+def synthesized(tmp_path_factory) -> dict[str, Any]:
+    """Both environments synthesized once, with the shipped workloads; templates by env and stack id."""
+    from stacks.platform import build_app
+    from stacks.workloads import add_workload_stacks
+    from training.core.environments import load_environments
+
+    outdir = tmp_path_factory.mktemp("cdk.out")
+    context = tmp_path_factory.mktemp("training")  # a build context for the project image (built at deploy)
+    (context / "docker").mkdir()
+    (context / "docker" / "Dockerfile").write_text("ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\nCOPY gpt /opt/ml/code/gpt\n")
+    (context / "gpt").mkdir()
+    (context / "gpt" / "train.py").write_text("print('train')\n")
+    app, stages = build_app(load_environments(), build_context=context, outdir=str(outdir))
+    stacks = {name: add_workload_stacks(stage, stage.platform, list(WORKLOADS.values()))
+              for name, stage in stages.items()}
+    app.synth()
+    templates = {
+        name: {s.node.id: json.loads((outdir / f"assembly-{name}" / s.template_file).read_text()) for s in group}
+        for name, group in stacks.items()
+    }
+    return {"outdir": outdir, "stacks": stacks, "templates": templates}
+
+
+def machines(synthesized: dict[str, Any], env: str) -> dict[str, dict[str, Any]]:
+    """State machine resources of an environment by state machine name."""
+    found = {}
+    for template in synthesized["templates"][env].values():
+        for resource in template["Resources"].values():
+            if resource["Type"] == "AWS::StepFunctions::StateMachine":
+                found[resource["Properties"]["StateMachineName"]] = resource
+    return found
+
+
+@pytest.mark.parametrize("env", ["dev", "prod"])
+def test_one_state_machine_per_workload_with_the_pure_definition(synthesized, env: str, specs) -> None:
+    found = machines(synthesized, env)
+    assert sorted(found) == sorted(sm.state_machine_name(env, n) for n in NAMES)
+    if env == "dev":
+        for name in NAMES:
+            props = found[sm.state_machine_name(env, name)]["Properties"]
+            assert props["DefinitionString"] == sm.definition_string(sm.build_definition(specs[name]))
+
+
+@pytest.mark.parametrize("env", ["dev", "prod"])
+def test_every_placeholder_has_a_substitution(synthesized, env: str) -> None:
+    for name, machine in machines(synthesized, env).items():
+        props = machine["Properties"]
+        needed = sm.deploy_time_names(props["DefinitionString"])
+        assert needed == set(props["DefinitionSubstitutions"]), name
+        assert not needed & ph.RUN_TIME, "run-time placeholders must be produced by the state machine itself"
+
+
+def test_logging_tracing_and_role(synthesized) -> None:
+    for template in synthesized["templates"]["dev"].values():
+        resources = template["Resources"]
+        for machine in (r for r in resources.values() if r["Type"] == "AWS::StepFunctions::StateMachine"):
+            props = machine["Properties"]
+            assert props["LoggingConfiguration"]["Level"] == "ALL"
+            assert props["TracingConfiguration"] == {"Enabled": True}
+            role = resources[props["RoleArn"]["Fn::GetAtt"][0]]["Properties"]
+            [statement] = role["Policies"][0]["PolicyDocument"]["Statement"]
+            base = WORKLOADS[props["StateMachineName"].removeprefix("dev-")].base_job_name
+            for arn in statement["Resource"]:
+                assert re.fullmatch(rf"arn:aws:sagemaker:us-east-1:111111111111:training-job/{re.escape(base)}"
+                                    r"-\?{12}-\?+", arn), arn
+            assert "*" not in json.dumps(statement["Resource"])
+            assert sorted(statement["Action"]) == sorted([
+                "sagemaker:CreateTrainingJob", "sagemaker:DescribeTrainingJob", "sagemaker:StopTrainingJob",
+                "sagemaker:AddTags", "sagemaker:ListTags"])
+
+
+def test_shared_policy_passes_only_the_execution_role_to_sagemaker(synthesized) -> None:
+    runs = synthesized["templates"]["dev"]["Runs"]["Resources"]
+    [policy] = [r for r in runs.values() if r["Type"] == "AWS::IAM::ManagedPolicy"]
+    statements = policy["Properties"]["PolicyDocument"]["Statement"]
+    [passrole] = [s for s in statements if s["Action"] == "iam:PassRole"]
+    assert passrole["Condition"] == {"StringEquals": {"iam:PassedToService": "sagemaker.amazonaws.com"}}
+    assert "Fn::ImportValue" in json.dumps(passrole["Resource"])  # the Access stack's execution role
+    for statement in statements:
+        if statement["Resource"] == "*":
+            assert all(a.startswith(("logs:", "xray:")) for a in statement["Action"])
+
+
+@pytest.mark.parametrize(("env", "emails"), [("dev", 0), ("prod", 1)])
+def test_topic_is_encrypted_and_has_the_environment_subscribers(synthesized, env: str, emails: int) -> None:
+    runs = synthesized["templates"][env]["Runs"]["Resources"]
+    [topic] = [r for r in runs.values() if r["Type"] == "AWS::SNS::Topic"]
+    assert "KmsMasterKeyId" in topic["Properties"]
+    subs = [r for r in runs.values() if r["Type"] == "AWS::SNS::Subscription"]
+    assert len(subs) == emails and all(s["Properties"]["Protocol"] == "email" for s in subs)
+    [group] = [r for r in runs.values() if r["Type"] == "AWS::Logs::LogGroup"]
+    assert "KmsKeyId" in group["Properties"]
+
+
+def test_source_tarball_is_one_asset_per_stack(synthesized) -> None:
+    for stack_id, template in synthesized["templates"]["dev"].items():
+        if stack_id == "Runs":
+            continue
+        uris = {json.dumps(m["Properties"]["DefinitionSubstitutions"]["SourceDirS3Uri"])
+                for m in template["Resources"].values() if m["Type"] == "AWS::StepFunctions::StateMachine"}
+        reads = [r for r in template["Resources"].values() if r["Type"] == "AWS::IAM::Policy"]
+        assert len(reads) == len(uris) >= 1
+
+
+def test_cdk_nag_has_no_unacknowledged_findings(synthesized) -> None:
+    report = json.loads((synthesized["outdir"] / "validation-report.json").read_text())
+    for plugin in report["pluginReports"]:
+        assert plugin["violations"] == [], plugin["pluginName"]
+
+
+def test_asl_validator_accepts_every_synthesized_definition(synthesized) -> None:
+    definitions = {}
+    for env in ("dev", "prod"):
+        for name, machine in machines(synthesized, env).items():
+            props = machine["Properties"]
+            text = props["DefinitionString"]
+            definitions[name] = json.loads(text)
+            # What Step Functions receives: substitutions filled with values of the right shape.
+            values = {k: f"arn:aws:sns:us-east-1:123456789012:x-{k}" for k in props["DefinitionSubstitutions"]}
+            definitions[name + " (substituted)"] = json.loads(sm.substitute_definition(text, values))
+    # A control: the validator must reject a definition with a dangling transition.
+    broken = json.loads(json.dumps(next(iter(definitions.values()))))
+    broken["States"]["Read input"]["Next"] = "No such state"
+    definitions["control"] = broken
+    results = validate_asl(definitions)
+    assert not results.pop("control")["isValid"]
+    assert {k: v["errors"] for k, v in results.items() if not v["isValid"]} == {}
+    assert len(results) == 4 * len(NAMES)
+
+
+def test_review_summary_reads_the_assembly(synthesized) -> None:
+    from training.review import render_summary
+
+    text = render_summary(synthesized["outdir"], dict(WORKLOADS))
+    for env in ("dev", "prod"):
+        assert f"### {env}" in text
+    torchrun = WORKLOADS["gpt-torchrun-fsx"]
+    hourly = 113.07 * torchrun.instance_count  # ml.p5.48xlarge list price in the catalog
+    assert (f"| gpt-torchrun-fsx | ml.p5.48xlarge x {torchrun.instance_count} | {8 * torchrun.instance_count} "
+            f"| torch_distributed | on | train: FSx /datasets/gpt-tokens | {hourly:,.2f} |") in text
+    assert "AwsSolutions: passed, 0 unacknowledged findings" in text
+    runs = sum(1 for _ in synthesized["templates"]["dev"])
+    assert f"| dev/Runs | {len(synthesized['templates']['dev']['Runs']['Resources'])} |" in text
+    assert runs >= 2
+
+
+def test_review_summary_does_not_claim_a_clean_nag_without_a_report(synthesized, tmp_path) -> None:
+    import shutil
+
+    from training.review import nag_status
+
+    copy = tmp_path / "cdk.out"
+    shutil.copytree(synthesized["outdir"], copy)
+    (copy / "validation-report.json").unlink()
+    assert "0 unacknowledged" not in nag_status(copy)
+    report = json.loads((synthesized["outdir"] / "validation-report.json").read_text())
+    report["pluginReports"][-1]["violations"] = [{"ruleName": "AwsSolutions-S1"}]
+    (copy / "validation-report.json").write_text(json.dumps(report))
+    assert "AwsSolutions: FAILED, 1 unacknowledged findings" in nag_status(copy)

@@ -1,0 +1,138 @@
+"""`python -m training summary`: the review summary reviewers paste into pull requests.
+
+Reads a synthesized cloud assembly (`cdk synth` output) rather than re-synthesizing, so the summary shows
+what will actually deploy: per environment, each workload's cluster and cost per hour, the stacks with their
+resource counts and template sizes, and the cdk-nag verdict from `validation-report.json`. Plain markdown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from training.core import catalog
+from training.core.errors import SpecError
+
+
+@dataclass(frozen=True)
+class StackInfo:
+    env: str
+    name: str
+    resources: int
+    template_bytes: int
+    state_machines: tuple[str, ...]
+
+
+def read_assembly(outdir: Path) -> dict[str, list[StackInfo]]:
+    """Stacks of each environment (nested assembly `assembly-<env>`), from their templates."""
+    envs: dict[str, list[StackInfo]] = {}
+    for folder in sorted(outdir.glob("assembly-*")):
+        env = folder.name.removeprefix("assembly-")
+        manifest = json.loads((folder / "manifest.json").read_text())
+        for artifact_id, artifact in sorted(manifest.get("artifacts", {}).items()):
+            if artifact.get("type") != "aws:cloudformation:stack":
+                continue
+            path = folder / artifact["properties"]["templateFile"]
+            template = json.loads(path.read_text())
+            machines = tuple(sorted(
+                r["Properties"].get("StateMachineName", logical)
+                for logical, r in template.get("Resources", {}).items()
+                if r.get("Type") == "AWS::StepFunctions::StateMachine"
+            ))
+            envs.setdefault(env, []).append(StackInfo(
+                env=env, name=artifact.get("displayName", artifact_id), resources=len(template.get("Resources", {})),
+                template_bytes=path.stat().st_size, state_machines=machines,
+            ))
+    return envs
+
+
+def nag_status(outdir: Path) -> str:
+    """What cdk-nag said, only claiming "0 unacknowledged findings" when the report shows it."""
+    report_path = outdir / "validation-report.json"
+    if not report_path.is_file():
+        return "cdk-nag: no validation-report.json in this cloud assembly (was it synthesized by this app?)"
+    report = json.loads(report_path.read_text())
+    lines = []
+    for plugin in report.get("pluginReports", []):
+        open_findings = len(plugin.get("violations", []))
+        acknowledged = len(plugin.get("suppressedViolations", []))
+        verdict = "passed" if plugin.get("conclusion") == "success" and open_findings == 0 else "FAILED"
+        lines.append(f"{plugin.get('pluginName')}: {verdict}, {open_findings} unacknowledged findings, "
+                     f"{acknowledged} acknowledged with a reason")
+    return "; ".join(lines) if lines else "cdk-nag: the report lists no plugin"
+
+
+def _inputs(workload: Any) -> str:
+    parts = []
+    for channel in workload.inputs.values():
+        where = f"FSx {channel.directory_path}" if channel.kind == "fsx" else f"S3 {channel.s3_data}"
+        parts.append(f"{channel.channel}: {where}")
+    return "; ".join(parts) or "none"
+
+
+def workload_rows(names: list[str], workloads: dict[str, Any]) -> list[str]:
+    rows = ["| Workload | Instances | GPUs | Strategy | EFA | Inputs | Est. $/hour |",
+            "|---|---|---|---|---|---|---|"]
+    total = 0.0
+    for name in names:
+        w = workloads.get(name)
+        if w is None:
+            rows.append(f"| {name} | (no spec in training/workloads) | | | | | |")
+            continue
+        instance = catalog.CATALOG[w.instance_type]
+        hourly = instance.price_per_hour * w.instance_count
+        total += hourly
+        rows.append(
+            f"| {name} | {w.instance_type} x {w.instance_count} | {instance.accelerators * w.instance_count} "
+            f"| {w.strategy} | {'on' if instance.has_efa else 'off'} | {_inputs(w)} | {hourly:,.2f} |"
+        )
+    rows.append(f"| **all at once** | | | | | | **{total:,.2f}** |")
+    return rows
+
+
+def render_summary(outdir: Path, workloads: dict[str, Any]) -> str:
+    envs = read_assembly(outdir)
+    if not envs:
+        raise SpecError([])
+    out = [f"## Training platform review summary (`{outdir}`)", ""]
+    for env, stacks in envs.items():
+        names = sorted(n.removeprefix(f"{env}-") for s in stacks for n in s.state_machines)
+        resources = sum(s.resources for s in stacks)
+        largest = max(stacks, key=lambda s: s.template_bytes)
+        out += [f"### {env}", "", *workload_rows(names, workloads), "",
+                f"{len(stacks)} stacks, {resources} resources; largest template {largest.name} "
+                f"({largest.template_bytes / 1024:.0f} KiB of CloudFormation's 1 MiB), most resources "
+                f"{max(s.resources for s in stacks)} (limit 500).", "",
+                "| Stack | Resources | Template KiB | State machines |", "|---|---|---|---|"]
+        out += [f"| {s.name} | {s.resources} | {s.template_bytes / 1024:.0f} | {len(s.state_machines)} |"
+                for s in stacks]
+        out.append("")
+    out += [f"Prices: {catalog.PRICE_REGION} on-demand list prices as of {catalog.PRICES_AS_OF} "
+            "(training/core/catalog.py).", "", nag_status(outdir)]
+    return "\n".join(out)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from training.core.spec import load_all_workloads
+
+    outdir = Path(args.cdk_out)
+    if not (outdir / "manifest.json").is_file():
+        print(f"no cloud assembly in {outdir}: run `npx cdk synth` first (or pass --cdk-out DIR)")
+        return 2
+    workloads = {w.name: w for w in load_all_workloads()}
+    try:
+        print(render_summary(outdir, workloads))
+    except SpecError:
+        print(f"{outdir} holds no environment assembly (assembly-<env>/): was it synthesized by app.py?")
+        return 2
+    return 0
+
+
+def add_commands(subparsers: Any) -> None:
+    """Register `summary` on the CLI (training/cli.py)."""
+    parser = subparsers.add_parser("summary", help="print the review summary of a synthesized cloud assembly")
+    parser.add_argument("--cdk-out", default="cdk.out", help="the cloud assembly folder (default: cdk.out)")
+    parser.set_defaults(func=_run)
