@@ -315,7 +315,7 @@ def test_s3_input_mode(rejects):
 
 
 def test_s3_uri_scheme(rejects):
-    rejects("inputs.train.s3_data", "not an s3:// URI", inputs={"train": "https://example.com/data"})
+    rejects("inputs.train.s3_data", "is not an s3://bucket/prefix URI", inputs={"train": "https://example.com/data"})
 
 
 def test_fsx_path_needs_a_path(rejects):
@@ -365,3 +365,12 @@ def test_yaml_errors_name_the_file(tmp_path):
     path.write_text("name: [unclosed\n")
     with pytest.raises(SpecError, match="is not valid YAML"):
         load_workload_file(path)
+
+
+def test_output_path_needs_a_bucket(rejects):
+    # found by the property test: "s3://" alone compiled into a request SageMaker refuses
+    rejects("output_path", "s3://bucket/prefix", output_path="s3://")
+
+
+def test_s3_input_needs_a_bucket(rejects):
+    rejects("inputs.train.s3_data", "s3://bucket/prefix", inputs={"train": "s3:///key"})

@@ -44,6 +44,7 @@ MAX_CHANNELS = 20
 MAX_METRICS = 40
 MAX_TAGS = 50
 RESERVED_TAGS = 3  # workload, environment and execution ARN tags added by the platform
+S3_URI = re.compile(r"^s3://[^/\s]+(/[^\r\n]*)?$")  # a bucket, then any key (SageMaker's S3Uri pattern)
 TAG_KEY = re.compile(r"^([\w\s.:/=+\-@]*)$")
 RUN_ID_LENGTH = 12  # hex characters the state machine puts in every job name
 
@@ -447,8 +448,8 @@ def _check_inputs(c: _Checker, raw: Any) -> dict[str, S3Input | FsxInput]:
         if not isinstance(s3_data, str) or not s3_data.strip() or (s3_data.startswith("s3://") and len(s3_data) <= 5):
             c.add(where + ".s3_data", "must be an s3:// URI or a key prefix in the environment's data bucket")
             continue
-        if "://" in s3_data and not s3_data.startswith("s3://"):
-            c.add(where + ".s3_data", f"'{s3_data}' is not an s3:// URI")
+        if "://" in s3_data and not S3_URI.match(s3_data):
+            c.add(where + ".s3_data", f"'{s3_data}' is not an s3://bucket/prefix URI")
             continue
         if s3_data.startswith("/"):
             c.add(where + ".s3_data", "a key prefix in the data bucket must not start with '/'")
@@ -610,7 +611,7 @@ def parse_workload(raw: Any, source: str, base_dir: Path, path: Path | None = No
 
     checkpoint_s3_uri = raw.get("checkpoint_s3_uri")
     if checkpoint_s3_uri is not None:
-        if not isinstance(checkpoint_s3_uri, str) or not re.match(r"^s3://[^/]+/?.*$", checkpoint_s3_uri):
+        if not isinstance(checkpoint_s3_uri, str) or not S3_URI.match(checkpoint_s3_uri):
             c.add("checkpoint_s3_uri", "must be an s3://bucket/prefix URI (or set checkpoints: true instead)")
         elif checkpoints:
             c.add("checkpoints", "set either checkpoints: true (the environment's bucket) or checkpoint_s3_uri, not both")
@@ -638,8 +639,8 @@ def parse_workload(raw: Any, source: str, base_dir: Path, path: Path | None = No
         if value is not None and not isinstance(value, str):
             c.add(key, "must be a string")
     output_path = raw.get("output_path")
-    if isinstance(output_path, str) and not output_path.startswith("s3://"):
-        c.add("output_path", "must be an s3:// URI (default: the environment's output bucket)")
+    if isinstance(output_path, str) and not S3_URI.match(output_path):
+        c.add("output_path", "must be an s3://bucket/prefix URI (default: the environment's output bucket)")
     output_kms_key = raw.get("output_kms_key")
     if isinstance(output_kms_key, str) and not re.fullmatch(r"[a-zA-Z0-9:/_-]{1,2048}", output_kms_key):
         c.add("output_kms_key", "must be a KMS key ID, key ARN, alias/<name> or alias ARN "
