@@ -12,7 +12,7 @@ os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")
 
 # Property tests explore new random inputs on developers' machines; in CI (CI=true) they replay a fixed,
 # derandomized set so a green or red run means the same thing on every retry.
-from hypothesis import settings  # noqa: E402
+from hypothesis import settings
 
 settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI", "").lower() == "true":
