@@ -28,7 +28,15 @@ def main() -> int:
         print(f"cdk synth stopped: fix these settings first\n{error}", file=sys.stderr)
         return 1
     ips = required_private_ips((w.instance, w.instance_count) for w in workloads)
-    app, stages = build_app(environments, required_private_ips=ips)
+    from training.core.images import pulled_repositories
+
+    try:
+        # The execution role may pull exactly the framework-image repositories the workloads use.
+        app, stages = build_app(environments, required_private_ips=ips,
+                                pulled_repositories=lambda env: pulled_repositories(workloads, env.region))
+    except SpecError as error:
+        print(f"cdk synth stopped: fix these settings first\n{error}", file=sys.stderr)
+        return 1
 
     # ---- Workload stacks (issue 4): stacks/workloads.py adds one or more stacks to each stage. ----
     try:

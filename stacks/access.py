@@ -20,12 +20,13 @@ class AccessStack(cdk.Stack):
 
     def __init__(self, scope: Construct, construct_id: str, *, settings: Environment, network: TrainingNetwork,
                  storage: TrainingStorage, repositories: Sequence[ecr.IRepository], base_image: BaseImage,
-                 **kwargs) -> None:
+                 pulled_repository_arns: Sequence[str] = (), **kwargs) -> None:
         super().__init__(scope, construct_id, description=f"Training platform access ({settings.name})", **kwargs)
         groups = [network.security_group]
         self.execution_role = SageMakerExecutionRole(
             self, "SageMakerExecution", data_bucket=storage.data_bucket, output_bucket=storage.output_bucket,
             checkpoint_bucket=storage.checkpoint_bucket, encryption_key=storage.key, repositories=repositories,
-            base_image_repository_arns=[base_image.repository_arn(self.partition)], vpc=network.vpc,
+            base_image_repository_arns=sorted({base_image.repository_arn(self.partition), *pulled_repository_arns}),
+            vpc=network.vpc,
             subnets=network.training_subnets, security_groups=groups,
         )

@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -98,7 +98,7 @@ class PlatformStage(cdk.Stage):
     """All platform stacks of one environment. `platform` is the PlatformResources for workload stacks."""
 
     def __init__(self, scope: Construct, settings: Environment, *, required_private_ips: int = DEFAULT_TRAINING_IPS,
-                 build_context: Path | object | None = USE_DEFAULT) -> None:
+                 build_context: Path | object | None = USE_DEFAULT, pulled_repository_arns: Sequence[str] = ()) -> None:
         super().__init__(scope, settings.name, env=cdk.Environment(account=settings.account, region=settings.region))
         self.settings = settings
         removal = cdk.RemovalPolicy.RETAIN if settings.removal_policy == "retain" else cdk.RemovalPolicy.DESTROY
@@ -119,7 +119,8 @@ class PlatformStage(cdk.Stage):
         images = self.registry_stack.images
         self.access_stack = AccessStack(
             self, "Access", settings=settings, network=network, storage=storage,
-            repositories=[i.repository for i in images.values()], base_image=base_image, **common,
+            repositories=[i.repository for i in images.values()], base_image=base_image,
+            pulled_repository_arns=pulled_repository_arns, **common,
         )
         lustre = self.storage_stack.file_system
         role = self.access_stack.execution_role
@@ -158,13 +159,15 @@ def build_app(
     context: Mapping[str, Any] | None = None,
     outdir: str | None = None,
     only: Iterable[str] | None = None,
+    pulled_repositories: Callable[[Environment], Sequence[str]] | None = None,
 ) -> tuple[cdk.App, dict[str, PlatformStage]]:
     """The CDK app with one PlatformStage per environment and cdk-nag AwsSolutions checks on every stack."""
     app = cdk.App(context=dict(file_context() if context is None else context), outdir=outdir)
     cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
     wanted = set(only) if only is not None else None
     stages = {
-        name: PlatformStage(app, settings, required_private_ips=required_private_ips, build_context=build_context)
+        name: PlatformStage(app, settings, required_private_ips=required_private_ips, build_context=build_context,
+                            pulled_repository_arns=pulled_repositories(settings) if pulled_repositories else ())
         for name, settings in environments.items() if wanted is None or name in wanted
     }
     return app, stages

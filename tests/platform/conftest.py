@@ -11,6 +11,8 @@ import pytest
 
 # Stand-in for training/docker/Dockerfile (written by the training-code engineer): only the build context's
 # shape matters at synth time, since the image is built at deploy.
+# A framework-image repository some workload pulls from (app.py derives these from the workloads' images).
+EXTRA_PULLED_REPOSITORY = "arn:aws:ecr:{region}:763104351884:repository/huggingface-pytorch-training"
 FIXTURE_DOCKERFILE = 'ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\nCOPY gpt /opt/ml/code/gpt\n'
 
 
@@ -44,7 +46,8 @@ def synth(tmp_path_factory: pytest.TempPathFactory) -> Synth:
 
     outdir = tmp_path_factory.mktemp("cdk.out")
     context = build_context(tmp_path_factory.mktemp("training"))
-    app, stages = build_app(load_environments(), build_context=context, outdir=str(outdir))
+    app, stages = build_app(load_environments(), build_context=context, outdir=str(outdir),
+                            pulled_repositories=lambda env: [EXTRA_PULLED_REPOSITORY.format(region=env.region)])
     app.synth()
     templates: dict[str, dict[str, dict[str, Any]]] = {}
     for name, stage in stages.items():

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.platform.conftest import Synth
+from tests.platform.conftest import EXTRA_PULLED_REPOSITORY, Synth
 
 pytestmark = pytest.mark.synth
 ENVS = ("dev", "prod")
@@ -308,6 +308,7 @@ def test_execution_role_statements_are_least_privilege(synth: Synth, env: str) -
     pull = json.dumps(statements["PullTrainingImages"]["Resource"])
     assert f"arn:aws:ecr:{settings.region}:763104351884:repository/pytorch-training" in pull  # the DLC, exactly
     assert "ExportsOutputFnGetAttGptTrainerRepository" in pull  # this project's repository
+    assert EXTRA_PULLED_REPOSITORY.format(region=settings.region) in pull  # and what the workloads pull
 
 
 @pytest.mark.parametrize("env", ENVS)

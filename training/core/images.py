@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from functools import cache
 
 from training.core import placeholders
@@ -73,3 +74,26 @@ def image_uri(workload: Workload, region: str) -> str:
             f"the SageMaker SDK has no {workload.framework} {version} ({workload.py_version}) training image for "
             f"{workload.instance_type} in {region}: {exc} Pick a version it lists, or give image_uri.",
         )) from None
+
+
+_ECR_URI = re.compile(
+    r"^(?P<account>\d{12})\.dkr\.ecr\.(?P<region>[a-z0-9-]+)\.amazonaws\.com(?P<cn>\.cn)?/(?P<repo>[^:@]+)[:@].+$"
+)
+
+
+def ecr_repository_arn(uri: str) -> str | None:
+    """The ECR repository ARN an image URI pulls from (None for placeholders and non-ECR registries).
+
+    The execution role may pull only from repositories that some workload uses: these ARNs scope it.
+    """
+    match = _ECR_URI.match(uri)
+    if match is None:
+        return None
+    partition = "aws-cn" if match["cn"] else "aws"
+    return f"arn:{partition}:ecr:{match['region']}:{match['account']}:repository/{match['repo']}"
+
+
+def pulled_repositories(workloads: list[Workload], region: str) -> list[str]:
+    """Every external ECR repository the workloads' images come from in a region, sorted, once each."""
+    arns = {ecr_repository_arn(image_uri(w, region)) for w in workloads if w.image.kind != "repository"}
+    return sorted(a for a in arns if a)
