@@ -24,6 +24,6 @@ fi
 lock_stamp="node_modules/.installed-$(sha256sum package-lock.json | cut -c1-16)"
 if [ ! -f "$lock_stamp" ]; then
   echo "== installing Node tools from package-lock.json" >&2
-  npm ci --no-audit --no-fund --loglevel=error
+  npm ci --no-audit --no-fund --loglevel=error >&2
   touch "$lock_stamp"
 fi
