@@ -54,6 +54,20 @@ def shard_of(workload: str, shards: int) -> int:
     return int.from_bytes(hashlib.sha256(workload.encode()).digest()[:8], "big") % shards
 
 
+def source_file_name(asset: s3_assets.Asset) -> str:
+    """The tarball object's name, which a network-isolated job finds under /opt/ml/input/data/code/.
+
+    The default stack synthesizer names file assets `<hash>.<ext>` at a literal key; a synthesizer that makes
+    the key a deploy-time token would break that path, so it stops synth instead.
+    """
+    key = asset.s3_object_key
+    if cdk.Token.is_unresolved(key):
+        raise SpecError(Problem("stacks/workloads.py", "SourceDirFileName",
+                                "the source tarball's S3 key is only known at deploy time; use the default stack "
+                                "synthesizer (literal asset keys)"))
+    return key.rsplit("/", 1)[-1]
+
+
 def job_resource_patterns(base_job_name: str, relaunches: int) -> list[str]:
     """training-job ARN suffixes that match exactly this workload's job names, `<base>-<12 hex>-<attempt>`.
 
@@ -151,6 +165,7 @@ class WorkloadsStack(cdk.Stack):
                 assets[tarball] = asset
             values = dict(base)
             values["SourceDirS3Uri"] = assets[tarball].s3_object_url
+            values["SourceDirFileName"] = source_file_name(assets[tarball])
             self._add(workload, spec, values, runs)
 
     def _add(self, workload: Workload, spec: sm.MachineSpec, values: dict[str, str], runs: RunsStack) -> None:

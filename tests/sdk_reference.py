@@ -50,6 +50,7 @@ def _deploy_values() -> dict[str, str]:
         ph.CHECKPOINT_BUCKET: f"training-checkpoints-{ACCOUNT}-us-east-1",
         ph.KMS_KEY_ARN: f"arn:aws:kms:us-east-1:{ACCOUNT}:key/1234abcd-12ab-34cd-56ef-1234567890ab",
         ph.SOURCE_DIR_S3_URI: SOURCE_DIR,
+        ph.SOURCE_DIR_FILE_NAME: SOURCE_DIR.rsplit("/", 1)[-1],  # the SDK's upload is named sourcedir.tar.gz
         ph.RUN_ID: RUN_ID,
         ph.ATTEMPT: "0",
     }

@@ -131,6 +131,21 @@ def test_source_tarball_is_one_asset_per_stack(synthesized) -> None:
         assert len(reads) == len(uris) >= 1
 
 
+def test_source_file_name_is_the_tarball_object_name(tmp_path) -> None:
+    # A network-isolated job finds its code at /opt/ml/input/data/code/<object name>: the name must be the key's.
+    import aws_cdk as cdk
+    from aws_cdk import aws_s3_assets as s3_assets
+
+    from stacks.workloads import source_file_name
+
+    tarball = tmp_path / "sourcedir.tar.gz"
+    tarball.write_bytes(b"not really a tarball")
+    stack = cdk.Stack(cdk.App(), "S", env=cdk.Environment(account="111111111111", region="us-east-1"))
+    asset = s3_assets.Asset(stack, "Source", path=str(tarball))
+    name = source_file_name(asset)
+    assert name == asset.s3_object_key and name.endswith(".gz") and asset.asset_hash in name
+
+
 def test_cdk_nag_has_no_unacknowledged_findings(synthesized) -> None:
     report = json.loads((synthesized["outdir"] / "validation-report.json").read_text())
     for plugin in report["pluginReports"]:

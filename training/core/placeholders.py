@@ -25,6 +25,7 @@ OUTPUT_BUCKET = "OutputBucket"
 CHECKPOINT_BUCKET = "CheckpointBucket"
 KMS_KEY_ARN = "KmsKeyArn"
 SOURCE_DIR_S3_URI = "SourceDirS3Uri"
+SOURCE_DIR_FILE_NAME = "SourceDirFileName"  # the tarball object's name: where a "code" channel puts it
 REPOSITORY_PREFIX = "Repository_"  # + repository name with '-' as '_': the repository URI (for a fixed tag)
 IMAGE_URI_PREFIX = "ImageUri_"  # + repository name with '-' as '_': the image the platform built for it
 

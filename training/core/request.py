@@ -30,7 +30,10 @@ SDK_JOB_NAME = "sagemaker_job_name"
 SDK_REGION = "sagemaker_region"
 # With network isolation the container cannot read S3 itself: the SDK passes the code as an input channel.
 CODE_CHANNEL = "code"
-CODE_CHANNEL_SOURCEDIR = "/opt/ml/input/data/code/sourcedir.tar.gz"  # EstimatorBase.CONTAINER_CODE_CHANNEL_SOURCEDIR_PATH
+# The SDK writes EstimatorBase.CONTAINER_CODE_CHANNEL_SOURCEDIR_PATH, /opt/ml/input/data/code/sourcedir.tar.gz:
+# the channel folder plus the object's name, which the SDK always uploads as sourcedir.tar.gz. Our tarball is a
+# CDK asset whose object is named by its hash, so the name is a deploy-time value here.
+CODE_CHANNEL_SOURCEDIR = "/opt/ml/input/data/code/" + ph.ref(ph.SOURCE_DIR_FILE_NAME)
 
 
 def job_name(workload: Workload) -> str:

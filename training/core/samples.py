@@ -26,6 +26,7 @@ DEPLOY_VALUES: dict[str, str] = {
     ph.KMS_KEY_ARN: f"arn:aws:kms:{REGION}:{ACCOUNT}:key/1234abcd-12ab-34cd-56ef-1234567890ab",
     ph.SOURCE_DIR_S3_URI: f"s3://cdk-hnb659fds-assets-{ACCOUNT}-{REGION}/"
                           "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.gz",
+    ph.SOURCE_DIR_FILE_NAME: "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.gz",
 }
 RUN_VALUES: dict[str, str] = {ph.RUN_ID: "0123456789ab", ph.ATTEMPT: "0"}
 
