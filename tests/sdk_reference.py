@@ -25,53 +25,31 @@ from types import ModuleType
 from typing import Any
 from unittest import mock
 
-REGION = "us-east-1"
-ACCOUNT = "111111111111"
-ROLE_ARN = f"arn:aws:iam::{ACCOUNT}:role/training-execution"
+from training.core import placeholders as _ph
+from training.core import samples as _samples
+
+REGION = _samples.REGION
+ACCOUNT = _samples.ACCOUNT
+ROLE_ARN = _samples.DEPLOY_VALUES[_ph.EXECUTION_ROLE_ARN]
+# The SDK uploads the source as .../sourcedir.tar.gz; the parity side fills our placeholders the same way.
 SOURCE_DIR = "s3://code-bucket/workloads/gpt/sourcedir.tar.gz"
 OUTPUT_PATH = "s3://output-bucket/gpt"
 
 FRAMEWORKS = ("pytorch", "tensorflow", "huggingface")
-RUN_ID = "0123456789ab"  # what the state machine puts in a job name: 12 lowercase hex characters
-FSX_MOUNT = "abcdefgh"
+RUN_ID = _samples.RUN_VALUES[_ph.RUN_ID]
+FSX_MOUNT = _samples.DEPLOY_VALUES[_ph.FSX_MOUNT_NAME]
 
-
-def _deploy_values() -> dict[str, str]:
-    from training.core import placeholders as ph
-
-    return {
-        ph.EXECUTION_ROLE_ARN: ROLE_ARN,
-        ph.TRAINING_SUBNET_ID: "subnet-0123456789abcdef0",
-        ph.TRAINING_SECURITY_GROUP_ID: "sg-0123456789abcdef0",
-        ph.FILE_SYSTEM_ID: "fs-0123456789abcdef0",
-        ph.FSX_MOUNT_NAME: FSX_MOUNT,
-        ph.DATA_BUCKET: f"training-data-{ACCOUNT}-us-east-1",
-        ph.OUTPUT_BUCKET: f"training-output-{ACCOUNT}-us-east-1",
-        ph.CHECKPOINT_BUCKET: f"training-checkpoints-{ACCOUNT}-us-east-1",
-        ph.KMS_KEY_ARN: f"arn:aws:kms:us-east-1:{ACCOUNT}:key/1234abcd-12ab-34cd-56ef-1234567890ab",
-        ph.SOURCE_DIR_S3_URI: SOURCE_DIR,
-        ph.SOURCE_DIR_FILE_NAME: SOURCE_DIR.rsplit("/", 1)[-1],  # the SDK's upload is named sourcedir.tar.gz
-        ph.RUN_ID: RUN_ID,
-        ph.ATTEMPT: "0",
-    }
-
-
-# Deploy-time and run-time values, as CloudFormation and the state machine fill them; the SDK side of a
-# parity test gets the same ones as estimator arguments.
-DEPLOY_VALUES: dict[str, str] = _deploy_values()
+# Deploy-time and run-time values, as CloudFormation and the state machine fill them (training/core/samples.py);
+# the SDK side of a parity test gets the same ones as estimator arguments.
+DEPLOY_VALUES: dict[str, str] = _samples.DEPLOY_VALUES | _samples.RUN_VALUES | {
+    _ph.SOURCE_DIR_S3_URI: SOURCE_DIR,
+    _ph.SOURCE_DIR_FILE_NAME: SOURCE_DIR.rsplit("/", 1)[-1],
+}
 
 
 def deploy_values(request: Mapping[str, Any], **overrides: str) -> dict[str, str]:
     """DEPLOY_VALUES plus a realistic URI for each project ECR repository the request names."""
-    from training.core import placeholders as ph
-
-    values = dict(DEPLOY_VALUES) | overrides
-    for name in ph.names_in(request):
-        for prefix, tag in ((ph.REPOSITORY_PREFIX, ""), (ph.IMAGE_URI_PREFIX, ":build-42")):
-            if name.startswith(prefix) and name not in values:
-                repo = name.removeprefix(prefix).replace("_", "-")
-                values[name] = f"{ACCOUNT}.dkr.ecr.us-east-1.amazonaws.com/{repo}{tag}"
-    return values
+    return _samples.sample_values(request, DEPLOY_VALUES, **overrides)
 
 
 class OfflineViolation(RuntimeError):

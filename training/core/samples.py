@@ -31,12 +31,16 @@ DEPLOY_VALUES: dict[str, str] = {
 RUN_VALUES: dict[str, str] = {ph.RUN_ID: "0123456789ab", ph.ATTEMPT: "0"}
 
 
-def sample_values(request: Any) -> dict[str, str]:
-    """A value for every placeholder in the request, project images included."""
-    values = dict(DEPLOY_VALUES) | dict(RUN_VALUES)
+def sample_values(request: Any, base: dict[str, str] | None = None, **overrides: str) -> dict[str, str]:
+    """A value for every placeholder in the request, project repositories and images included.
+
+    `base` replaces DEPLOY_VALUES + RUN_VALUES (the SDK parity harness names a few values as the SDK does);
+    `overrides` win over both.
+    """
+    values = (dict(DEPLOY_VALUES) | dict(RUN_VALUES) if base is None else dict(base)) | overrides
     for name in ph.names_in(request):
-        if name.startswith(ph.IMAGE_URI_PREFIX):
-            values[name] = f"{ACCOUNT}.dkr.ecr.{REGION}.amazonaws.com/gpt-trainer:0123456789abcdef"
-        elif name.startswith(ph.REPOSITORY_PREFIX):
-            values[name] = f"{ACCOUNT}.dkr.ecr.{REGION}.amazonaws.com/gpt-trainer"
+        for prefix, tag in ((ph.REPOSITORY_PREFIX, ""), (ph.IMAGE_URI_PREFIX, ":0123456789abcdef")):
+            if name.startswith(prefix) and name not in values:
+                repository = name.removeprefix(prefix).replace("_", "-")
+                values[name] = f"{ACCOUNT}.dkr.ecr.{REGION}.amazonaws.com/{repository}{tag}"
     return values
