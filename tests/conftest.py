@@ -2,6 +2,8 @@
 
 import os
 
+import pytest
+
 os.environ.setdefault("SAGEMAKER_SUPPRESS_V2_WARNING", "1")
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 os.environ.setdefault("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")
@@ -17,3 +19,11 @@ from hypothesis import settings
 settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI", "").lower() == "true":
     settings.load_profile("ci")
+
+
+@pytest.fixture(scope="session")
+def synthesized_app(tmp_path_factory: pytest.TempPathFactory):
+    """The whole app synthesized once per session (see tests/synth.py)."""
+    from tests.synth import synthesize
+
+    return synthesize(tmp_path_factory.mktemp("cdk.out"), tmp_path_factory.mktemp("training"))

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from tests.platform.conftest import EXTRA_PULLED_REPOSITORY, Synth
+from tests.platform.conftest import Synth
+from tests.synth import EXTRA_PULLED_REPOSITORY
 
 pytestmark = pytest.mark.synth
 ENVS = ("dev", "prod")

@@ -27,27 +27,12 @@ def validate_asl(definitions: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def synthesized(tmp_path_factory) -> dict[str, Any]:
-    """Both environments synthesized once, with the shipped workloads; templates by env and stack id."""
-    from stacks.platform import build_app
-    from stacks.workloads import add_workload_stacks
-    from training.core.environments import load_environments
-
-    outdir = tmp_path_factory.mktemp("cdk.out")
-    context = tmp_path_factory.mktemp("training")  # a build context for the project image (built at deploy)
-    (context / "docker").mkdir()
-    (context / "docker" / "Dockerfile").write_text("ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\nCOPY gpt /opt/ml/code/gpt\n")
-    (context / "gpt").mkdir()
-    (context / "gpt" / "train.py").write_text("print('train')\n")
-    app, stages = build_app(load_environments(), build_context=context, outdir=str(outdir))
-    stacks = {name: add_workload_stacks(stage, stage.platform, list(WORKLOADS.values()))
-              for name, stage in stages.items()}
-    app.synth()
-    templates = {
-        name: {s.node.id: json.loads((outdir / f"assembly-{name}" / s.template_file).read_text()) for s in group}
-        for name, group in stacks.items()
-    }
-    return {"outdir": outdir, "stacks": stacks, "templates": templates}
+def synthesized(synthesized_app) -> dict[str, Any]:
+    """The workload stacks of the session's one synthesized app (tests/synth.py); templates by env and stack id."""
+    stacks = synthesized_app.workload_stacks
+    templates = {name: {s.node.id: synthesized_app.templates[name][s.node.id] for s in group}
+                 for name, group in stacks.items()}
+    return {"outdir": synthesized_app.outdir, "stacks": stacks, "templates": templates}
 
 
 def machines(synthesized: dict[str, Any], env: str) -> dict[str, dict[str, Any]]:

@@ -696,7 +696,9 @@ def build_definition(spec: MachineSpec) -> dict[str, Any]:
             ],
             "Default": "Job failed",
         },
-        "Done": {"Type": "Succeed", "OutputPath": "$.result"},
+        # A terminal Pass rather than a Succeed with OutputPath: the ASL spec allows both, but cfn-lint's
+        # Step Functions schema rejects OutputPath on Succeed (E3601), and every template must lint clean.
+        "Done": {"Type": "Pass", "OutputPath": "$.result", "End": True},
         "Job was not created": {"Type": "Fail", "Error": "TrainingJobNotCreated", "CausePath": _FAILURE_CAUSE},
         "No capacity": {"Type": "Fail", "Error": "InsufficientCapacity", "CausePath": _FAILURE_CAUSE},
         "Job failed": {"Type": "Fail", "Error": "TrainingJobFailed", "CausePath": _FAILURE_CAUSE},
