@@ -39,7 +39,7 @@ from platform_constructs.nag import acknowledge
 from training.core import state_machine as sm
 from training.core.errors import Problem, SpecError
 from training.core.sourcedir import build_sourcedir
-from training.core.spec import Workload
+from training.core.spec import RUN_ID_LENGTH, Workload
 
 DEFAULT_SHARDS = 64
 # CloudFormation: 500 resources and 1 MB per template (uploaded through S3). Stay well below both.
@@ -75,7 +75,8 @@ def job_resource_patterns(base_job_name: str, relaunches: int) -> list[str]:
     job ARNs in lowercase, hence the lowercase base.
     """
     base = base_job_name.lower()
-    return [f"training-job/{base}-{'?' * 12}-{'?' * digits}" for digits in range(1, len(str(relaunches)) + 1)]
+    run_id = "?" * RUN_ID_LENGTH
+    return [f"training-job/{base}-{run_id}-{'?' * digits}" for digits in range(1, len(str(relaunches)) + 1)]
 
 
 class RunsStack(cdk.Stack):

@@ -26,6 +26,8 @@ from typing import Any
 
 import yaml
 
+from training.core.distribution import strategy_name
+
 REPO = Path(__file__).resolve().parents[1]
 GPT_DIR = REPO / "training" / "gpt"
 SHIPPED_CORPUS = REPO / "training" / "data" / "corpus.txt"
@@ -139,21 +141,14 @@ def toolkit_args(hyperparameters: Mapping[str, Any]) -> list[str]:
 
 
 def strategy(distribution: Mapping[str, Any]) -> str:
-    """smp | smddp | mpi | torchrun | none: which SageMaker launcher the workload's distribution selects."""
-    def enabled(section: Any, *path: str) -> bool:
-        for key in path:
-            section = section.get(key) if isinstance(section, Mapping) else None
-        return isinstance(section, Mapping) and bool(section.get("enabled"))
+    """smp | smddp | mpi | torchrun | none: which SageMaker launcher the workload's distribution selects.
 
-    if enabled(distribution, "smdistributed", "modelparallel"):
+    Derived from `distribution.strategy_name`, the compiler's one reading of a distribution.
+    """
+    name = strategy_name(dict(distribution))
+    if name.startswith("smp"):
         return "smp"
-    if enabled(distribution, "smdistributed", "dataparallel") or enabled(distribution, "pytorchddp"):
-        return "smddp"
-    if enabled(distribution, "mpi"):
-        return "mpi"
-    if enabled(distribution, "torch_distributed"):
-        return "torchrun"
-    return "none"
+    return {"smddp": "smddp", "pytorchddp": "smddp", "mpi": "mpi", "torch_distributed": "torchrun"}.get(name, "none")
 
 
 def sm_environment(workload: Any, hyperparameters: Mapping[str, Any], channels: Mapping[str, Path], out: Path,

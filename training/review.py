@@ -83,7 +83,7 @@ def workload_rows(names: list[str], workloads: dict[str, Any]) -> list[str]:
             rows.append(f"| {name} | (no spec in training/workloads) | | | | | |")
             continue
         instance = catalog.CATALOG[w.instance_type]
-        hourly = instance.price_per_hour * w.instance_count
+        hourly = catalog.hourly_cost(w.instance_type, w.instance_count)
         total += hourly
         rows.append(
             f"| {name} | {w.instance_type} x {w.instance_count} | {instance.accelerators * w.instance_count} "

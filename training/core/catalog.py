@@ -149,6 +149,11 @@ DENSE_BF16_TFLOPS: dict[str, float] = {
 MIN_IPS_PER_EFA_INSTANCE = 5
 
 
+def hourly_cost(name: str, count: int) -> float:
+    """Estimated USD per hour for `count` instances of a type (list price; the state machine and summary use it)."""
+    return round(CATALOG[name].price_per_hour * count, 4)
+
+
 def lookup(name: str) -> InstanceType | None:
     return CATALOG.get(name)
 

@@ -108,8 +108,7 @@ class MachineSpec:
 
     def hourly_rates(self) -> list[float]:
         """Catalog price of the cluster per hour for 1..max instances (JSONPath ASL cannot multiply)."""
-        price = catalog.CATALOG[self.instance_type].price_per_hour
-        return [round(price * n, 4) for n in range(1, self.max_instance_count + 1)]
+        return [catalog.hourly_cost(self.instance_type, n) for n in range(1, self.max_instance_count + 1)]
 
     def capacity_waits(self) -> list[int]:
         """Seconds to wait before relaunch n+1 after n capacity failures, backoff applied and capped."""
