@@ -19,36 +19,22 @@ from training.core.errors import SpecError
 
 
 def main() -> int:
+    from stacks.workloads import add_workload_stacks
+    from training.core.images import pulled_repositories
+    from training.core.spec import load_all_workloads
+
     try:
         environments = load_environments()
-        from training.core.spec import load_all_workloads
-
         workloads = load_all_workloads()
-    except SpecError as error:
-        print(f"cdk synth stopped: fix these settings first\n{error}", file=sys.stderr)
-        return 1
-    ips = required_private_ips((w.instance, w.instance_count) for w in workloads)
-    from training.core.images import pulled_repositories
-
-    try:
+        ips = required_private_ips((w.instance, w.instance_count) for w in workloads)
         # The execution role may pull exactly the framework-image repositories the workloads use.
         app, stages = build_app(environments, required_private_ips=ips,
                                 pulled_repositories=lambda env: pulled_repositories(workloads, env.region))
+        for stage in stages.values():
+            add_workload_stacks(stage, stage.platform, workloads)  # compiles every workload for the environment
     except SpecError as error:
         print(f"cdk synth stopped: fix these settings first\n{error}", file=sys.stderr)
         return 1
-
-    # ---- Workload stacks (issue 4): stacks/workloads.py adds one or more stacks to each stage. ----
-    try:
-        from stacks.workloads import add_workload_stacks
-    except ModuleNotFoundError as missing:  # not written yet: synthesize the platform stacks only
-        if missing.name != "stacks.workloads":
-            raise
-        add_workload_stacks = None
-    for stage in stages.values():
-        if add_workload_stacks is not None:
-            add_workload_stacks(stage, stage.platform, workloads)
-
     app.synth()
     return 0
 

@@ -7,28 +7,17 @@ logs and warnings go to standard error.
 from __future__ import annotations
 
 import argparse
-import importlib
 import logging
 import os
 import sys
-
-# Subcommand modules beyond validate/render; each exposes add_commands(subparsers).
-_PLUGINS = ("training.local", "training.review")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m training", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    from training import commands
+    from training import commands, local, review
 
-    commands.add_commands(sub)
-    for module_name in _PLUGINS:
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name != module_name:
-                raise
-            continue
+    for module in (commands, local, review):  # each registers its subcommands
         module.add_commands(sub)
     return parser
 
