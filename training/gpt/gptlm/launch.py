@@ -47,7 +47,13 @@ def main(argv: list[str] | None = None) -> int:
             return smp_v1.run(config)
         from gptlm.trainer import Trainer
 
-        return Trainer(config, env, smp_v2=(mode == "v2")).run()
+        code = Trainer(config, env, smp_v2=(mode == "v2")).run()
+        if dist.is_available() and dist.is_initialized():
+            # Every rank reaches here before any tears its groups down: a rank that destroys its gloo pairs while
+            # a peer is still finishing the export's collectives can abort that peer ("terminate called without
+            # an active exception", seen once on CPU in CI-like runs).
+            dist.barrier()
+        return code
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr, flush=True)
         return 2
