@@ -14,14 +14,14 @@ os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 
 from platform_constructs.network import required_private_ips
 from stacks.platform import build_app
-from training.core.environments import load_environments
-from training.core.errors import SpecError
+from compiler.environments import load_environments
+from compiler.errors import SpecError
 
 
 def main() -> int:
     from stacks.workloads import add_workload_stacks
-    from training.core.images import pulled_repositories
-    from training.core.spec import load_all_workloads
+    from compiler.images import pulled_repositories
+    from compiler.spec import load_all_workloads
 
     try:
         environments = load_environments()

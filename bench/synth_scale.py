@@ -59,7 +59,7 @@ def generate(count: int, target: Path) -> None:
     """`count` specs named w0000-<template>..., cycling through the shipped workloads."""
     import yaml
 
-    templates = sorted((ROOT / "training" / "workloads").glob("*.yaml"))
+    templates = sorted((ROOT / "workloads").glob("*.yaml"))
     for i in range(count):
         source = templates[i % len(templates)]
         raw = yaml.safe_load(source.read_text())
@@ -73,8 +73,8 @@ def child(count: int, real_images: bool) -> None:
     sys.path.insert(0, str(ROOT))
     from stacks.platform import build_app
     from stacks.workloads import add_workload_stacks
-    from training.core.environments import load_environments
-    from training.core.spec import load_all_workloads
+    from compiler.environments import load_environments
+    from compiler.spec import load_all_workloads
 
     with tempfile.TemporaryDirectory() as tmp:
         specs, outdir, context = Path(tmp, "specs"), Path(tmp, "cdk.out"), Path(tmp, "context")

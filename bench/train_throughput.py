@@ -3,7 +3,7 @@
 Runs the trainer's own model, DDP / FSDP2 wrapping and fused AdamW on synthetic tokens (so data
 loading is not measured), bf16 autocast, optional torch.compile, and reports for each mode:
 tokens per second per GPU, milliseconds per step, and MFU = achieved model FLOP/s per GPU divided by
-the GPU's dense bf16 peak from `training.core.catalog.DENSE_BF16_TFLOPS` (the single source of peaks).
+the GPU's dense bf16 peak from `compiler.catalog.DENSE_BF16_TFLOPS` (the single source of peaks).
 Model FLOPs per token follow the PaLM convention, see `gptlm.model.flops_per_token`.
 
     python bench/train_throughput.py                       # one GPU: gpt-350m, seq 1024, DDP and FSDP
@@ -25,14 +25,14 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO), str(REPO / "training" / "gpt")]
+sys.path[:0] = [str(REPO), str(REPO / "training")]
 
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 from gptlm import parallel  # noqa: E402
 from gptlm.model import GPT, build_config, count_parameters, flops_per_token  # noqa: E402
 
-from training.core.catalog import DENSE_BF16_TFLOPS  # noqa: E402
+from compiler.catalog import DENSE_BF16_TFLOPS  # noqa: E402
 
 # torch.cuda.get_device_name() -> catalog accelerator model; first matching rule wins.
 _GPU_RULES: list[tuple[tuple[str, ...], str]] = [

@@ -1,4 +1,4 @@
-"""How long `python -m training validate` takes for the shipped workloads, and whether it imports the SDK.
+"""How long `python -m trainctl validate` takes for the shipped workloads, and whether it imports the SDK.
 
 Target: well under a second beyond interpreter start. Prints the figures; asserts nothing.
 Usage: .venv/bin/python bench/validate_speed.py [repeats]
@@ -25,18 +25,18 @@ def timed(args: list[str]) -> float:
 def main() -> None:
     repeats = int(sys.argv[1]) if len(sys.argv) > 1 else 5
     baseline = [timed([sys.executable, "-c", "pass"]) for _ in range(repeats)]
-    validate = [timed([sys.executable, "-m", "training", "validate"]) for _ in range(repeats)]
+    validate = [timed([sys.executable, "-m", "trainctl", "validate"]) for _ in range(repeats)]
     probe = subprocess.run(
-        [sys.executable, "-c", "import sys, training.cli as c; c.main(['validate']); "
+        [sys.executable, "-c", "import sys, trainctl.cli as c; c.main(['validate']); "
          "print('sagemaker' in sys.modules, 'aws_cdk' in sys.modules, file=sys.stderr)"],
         cwd=ROOT, capture_output=True, text=True,
     )
     sdk_loaded, cdk_loaded = probe.stderr.split()[-2:]
-    from training.core.spec import workload_files
+    from compiler.spec import workload_files
 
     print(f"workloads: {len(workload_files())}, repeats: {repeats}")
     print(f"interpreter start:          median {statistics.median(baseline) * 1000:7.1f} ms")
-    print(f"python -m training validate: median {statistics.median(validate) * 1000:7.1f} ms")
+    print(f"python -m trainctl validate: median {statistics.median(validate) * 1000:7.1f} ms")
     print(f"validate beyond start:       median {(statistics.median(validate) - statistics.median(baseline)) * 1000:7.1f} ms")
     print(f"SageMaker SDK imported: {sdk_loaded}; CDK imported: {cdk_loaded}")
 

@@ -2,7 +2,7 @@
 
 `sagemaker.image_uris.retrieve("pytorch", region, version="2.3.0", py_version="py311",
 instance_type="ml.p5.48xlarge", image_scope="training")` is the reference, but importing the SDK costs seconds
-on every synth; its image table is plain JSON, read here through `training.core.sdk_rules` (a test checks both
+on every synth; its image table is plain JSON, read here through `compiler.sdk_rules` (a test checks both
 agree). The registry account and repository also scope the execution role's pull permission.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from training.core import sdk_rules
+from compiler import sdk_rules
 
 FRAMEWORK = "pytorch"
 FRAMEWORK_VERSION = "2.3.0"

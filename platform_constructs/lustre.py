@@ -15,7 +15,7 @@ from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from platform_constructs import guards
-from training.core.environments import FsxSettings
+from compiler.environments import FsxSettings
 
 PERSISTENT_TYPES = ("PERSISTENT_1", "PERSISTENT_2")
 FSX_S3_ROLE = "aws-service-role/s3.data-source.lustre.fsx.amazonaws.com/AWSServiceRoleForFSxS3Access_*"

@@ -18,7 +18,7 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from platform_constructs import guards
-from training.core.catalog import CATALOG, InstanceType, ips_per_instance
+from compiler.catalog import CATALOG, InstanceType, ips_per_instance
 
 # Until workloads say otherwise: four p5.48xlarge nodes, twice (a retry starts before the old ENIs are released).
 DEFAULT_TRAINING_IPS = 2 * 4 * ips_per_instance(CATALOG["ml.p5.48xlarge"])

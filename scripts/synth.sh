@@ -10,7 +10,7 @@ export SAGEMAKER_SUPPRESS_V2_WARNING=1 JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VER
 export AWS_EC2_METADATA_DISABLED=true CDK_DISABLE_VERSION_CHECK=1 CDK_DISABLE_CLI_TELEMETRY=true
 
 echo "== validating every workload against every environment (about 1 s)" >&2
-.venv/bin/python -m training validate >&2
+.venv/bin/trainctl validate >&2
 
 echo "== synthesizing every environment offline with the pinned CDK CLI (about 15 s)" >&2
 # Two CLI notices are dropped because they mean nothing here (README, "Quick start"): the count of CDK feature
@@ -26,4 +26,4 @@ if [ "$synth_status" -ne 0 ]; then
 fi
 
 echo "== review summary" >&2
-.venv/bin/python -m training summary --cdk-out cdk.out
+.venv/bin/trainctl summary --cdk-out cdk.out

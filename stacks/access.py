@@ -12,7 +12,7 @@ from platform_constructs.base_image import BaseImage
 from platform_constructs.execution_role import SageMakerExecutionRole
 from platform_constructs.network import TrainingNetwork
 from platform_constructs.storage import TrainingStorage
-from training.core.environments import Environment
+from compiler.environments import Environment
 
 
 class AccessStack(cdk.Stack):

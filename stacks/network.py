@@ -7,7 +7,7 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from platform_constructs.network import TrainingNetwork
-from training.core.environments import Environment
+from compiler.environments import Environment
 
 
 class NetworkStack(cdk.Stack):

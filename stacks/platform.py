@@ -30,8 +30,8 @@ from stacks.access import AccessStack
 from stacks.network import NetworkStack
 from stacks.registry import RegistryStack, default_build_context
 from stacks.storage import StorageStack
-from training.core import placeholders as ph
-from training.core.environments import CDK_JSON, Environment
+from compiler import placeholders as ph
+from compiler.environments import CDK_JSON, Environment
 
 CDK_CONTEXT_JSON = CDK_JSON.with_name("cdk.context.json")
 USE_DEFAULT = object()

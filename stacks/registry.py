@@ -10,11 +10,11 @@ from constructs import Construct
 
 from platform_constructs.base_image import BaseImage
 from platform_constructs.registry import TrainingImageRepository
-from training.core.environments import Environment
+from compiler.environments import Environment
 
 TRAINING_DIR = Path(__file__).resolve().parents[1] / "training"
 GPT_TRAINER = "gpt-trainer"
-DOCKERFILE = "docker/Dockerfile"  # relative to the build context, training/
+DOCKERFILE = "Dockerfile"  # in the build context, training/
 
 
 class RegistryStack(cdk.Stack):

@@ -8,7 +8,7 @@ from constructs import Construct
 from platform_constructs.lustre import TrainingFileSystem
 from platform_constructs.network import TrainingNetwork
 from platform_constructs.storage import TrainingStorage
-from training.core.environments import Environment
+from compiler.environments import Environment
 
 
 class StorageStack(cdk.Stack):

@@ -36,10 +36,10 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct, IValidation
 
 from platform_constructs.nag import acknowledge
-from training.core import state_machine as sm
-from training.core.errors import Problem, SpecError
-from training.core.sourcedir import build_sourcedir
-from training.core.spec import RUN_ID_LENGTH, Workload
+from compiler import state_machine as sm
+from compiler.errors import Problem, SpecError
+from compiler.sourcedir import build_sourcedir
+from compiler.spec import RUN_ID_LENGTH, Workload
 
 DEFAULT_SHARDS = 64
 # CloudFormation: 500 resources and 1 MB per template (uploaded through S3). Stay well below both.

@@ -25,8 +25,8 @@ from types import ModuleType
 from typing import Any
 from unittest import mock
 
-from training.core import placeholders as _ph
-from training.core import samples as _samples
+from compiler import placeholders as _ph
+from compiler import samples as _samples
 
 REGION = _samples.REGION
 ACCOUNT = _samples.ACCOUNT

@@ -39,11 +39,11 @@ def build_context(root: Path) -> Path:
 def synthesize(outdir: Path, context_root: Path) -> App:
     from stacks.platform import build_app
     from stacks.workloads import add_workload_stacks
-    from training.core.environments import load_environments
-    from training.core.spec import load_all_workloads
+    from compiler.environments import load_environments
+    from compiler.spec import load_all_workloads
 
     workloads = load_all_workloads()
-    app, stages = build_app(load_environments(), build_context=build_context(context_root), outdir=str(outdir),
+    app, stages = build_app(load_environments(), outdir=str(outdir),
                             pulled_repositories=lambda env: [EXTRA_PULLED_REPOSITORY.format(region=env.region)])
     workload_stacks = {name: add_workload_stacks(stage, stage.platform, workloads) for name, stage in stages.items()}
     app.synth()

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from training.core.environments import load_environments
-from training.core.errors import SpecError
-from training.core.spec import Workload, parse_workload
+from compiler.environments import load_environments
+from compiler.errors import SpecError
+from compiler.spec import Workload, parse_workload
 
 BASE: dict[str, Any] = {
     "name": "demo",

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from training.core.spec import workload_files
+from compiler.spec import workload_files
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "training", *args], cwd=ROOT, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "trainctl", *args], cwd=ROOT, capture_output=True, text=True,
                           timeout=120)
 
 

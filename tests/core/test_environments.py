@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from training.core.environments import CDK_JSON, CONTEXT_KEY, load_environments, parse_environments
-from training.core.errors import SpecError
+from compiler.environments import CDK_JSON, CONTEXT_KEY, load_environments, parse_environments
+from compiler.errors import SpecError
 
 SHIPPED = json.loads(CDK_JSON.read_text())["context"][CONTEXT_KEY]
 

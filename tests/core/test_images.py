@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from training.core.images import ecr_repository_arn, image_uri, pulled_repositories
+from compiler.images import ecr_repository_arn, image_uri, pulled_repositories
 
 
 @pytest.mark.parametrize("uri,arn", [

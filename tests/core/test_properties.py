@@ -22,11 +22,11 @@ from hypothesis import HealthCheck, Phase, event, find, given, note, settings
 from hypothesis import strategies as st
 
 from tests import sdk_reference as sdk
-from training.core import catalog, placeholders, service_model
-from training.core.environments import Environment, load_environments
-from training.core.errors import SpecError
-from training.core.request import compile_request
-from training.core.spec import parse_workload
+from compiler import catalog, placeholders, service_model
+from compiler.environments import Environment, load_environments
+from compiler.errors import SpecError
+from compiler.request import compile_request
+from compiler.spec import parse_workload
 
 ENVIRONMENTS = load_environments()
 EXAMPLES = int(os.environ.get("SPEC_PROPERTY_EXAMPLES", "200"))

@@ -19,11 +19,11 @@ import pytest
 import yaml
 
 from tests import sdk_reference as sdk
-from training.core import catalog, placeholders, service_model
-from training.core.environments import Environment, load_environments
-from training.core.errors import SpecError
-from training.core.request import TAG_ENVIRONMENT, TAG_WORKLOAD, compile_request
-from training.core.spec import SDK_KEYS, load_workload_file, parse_workload, workload_files
+from compiler import catalog, placeholders, service_model
+from compiler.environments import Environment, load_environments
+from compiler.errors import SpecError
+from compiler.request import TAG_ENVIRONMENT, TAG_WORKLOAD, compile_request
+from compiler.spec import SDK_KEYS, load_workload_file, parse_workload, workload_files
 
 ACCOUNT = sdk.ACCOUNT
 RUN_ID = sdk.RUN_ID

@@ -7,7 +7,7 @@ import os
 import tarfile
 import time
 
-from training.core.sourcedir import build_sourcedir, pack
+from compiler.sourcedir import build_sourcedir, pack
 
 
 def _tree(root, files):

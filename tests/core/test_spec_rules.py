@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from training.core.errors import SpecError
-from training.core.request import compile_request
-from training.core.spec import load_workload_file
+from compiler.errors import SpecError
+from compiler.request import compile_request
+from compiler.spec import load_workload_file
 
 
 def test_base_spec_is_valid(make):

@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 import app as cdk_app
-from training.core.environments import load_environments
+from compiler.environments import load_environments
 
 
 @pytest.mark.synth

@@ -16,7 +16,7 @@ from cdk_nag import AwsSolutionsChecks
 from platform_constructs.base_image import training_base_image
 from platform_constructs.nag import acknowledge_required_wildcards
 from tests.platform.conftest import Synth
-from training.core.environments import load_environments
+from compiler.environments import load_environments
 
 ROOT = Path(__file__).resolve().parents[2]
 

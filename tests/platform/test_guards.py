@@ -10,7 +10,7 @@ from aws_cdk import aws_ec2 as ec2
 
 from platform_constructs.lustre import TrainingFileSystem
 from platform_constructs.network import TrainingNetwork
-from training.core.environments import FsxSettings
+from compiler.environments import FsxSettings
 
 pytestmark = pytest.mark.synth
 ACCOUNT, REGION = "123456789012", "us-east-1"

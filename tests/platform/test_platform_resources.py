@@ -13,8 +13,8 @@ from platform_constructs.network import (
     training_subnet_mask,
 )
 from tests.platform.conftest import Synth
-from training.core import placeholders as ph
-from training.core.catalog import CATALOG
+from compiler import placeholders as ph
+from compiler.catalog import CATALOG
 
 
 def test_efa_instances_need_at_least_five_ips_and_p5_one_per_interface() -> None:

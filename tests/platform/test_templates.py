@@ -247,7 +247,7 @@ def test_fsx_settings_per_environment(synth: Synth) -> None:
 
 @pytest.mark.parametrize("env", ENVS)
 def test_mount_name_is_exported_for_workload_stacks(synth: Synth, env: str) -> None:
-    from training.core import placeholders as ph
+    from compiler import placeholders as ph
 
     fs_id, _ = only(synth.resources(env, "Storage", "AWS::FSx::FileSystem"))
     values = synth.stages[env].storage_stack.resolve(synth.stages[env].platform.substitutions()[ph.FSX_MOUNT_NAME])

@@ -9,9 +9,9 @@ import pytest
 from moto import mock_aws
 
 from tests.statemachine.harness import Deployed
-from training.core import state_machine as sm
-from training.core.environments import load_environments
-from training.core.spec import load_all_workloads
+from compiler import state_machine as sm
+from compiler.environments import load_environments
+from compiler.spec import load_all_workloads
 
 # moto's interpreter logs every missing path that a Choice's IsPresent probes, at error level.
 logging.getLogger("moto.stepfunctions").setLevel(logging.CRITICAL)

@@ -15,9 +15,9 @@ from typing import Any
 import boto3
 
 from tests.statemachine.sagemaker_sync import FakeSageMaker, Outcome, installed
-from training.core import placeholders as ph
-from training.core import samples
-from training.core import state_machine as sm
+from compiler import placeholders as ph
+from compiler import samples
+from compiler import state_machine as sm
 
 REGION = samples.REGION
 ROLE_ARN = f"arn:aws:iam::{samples.ACCOUNT}:role/dev-training-state-machine"

@@ -17,11 +17,11 @@ import pytest
 from tests.statemachine import sagemaker_sync as sage
 from tests.statemachine.conftest import NAMES
 from tests.statemachine.harness import Deployed, Run
-from training.core import catalog
-from training.core import placeholders as ph
-from training.core import state_machine as sm
-from training.core.request import TAG_EXECUTION
-from training.core.service_model import validate_request
+from compiler import catalog
+from compiler import placeholders as ph
+from compiler import state_machine as sm
+from compiler.request import TAG_EXECUTION
+from compiler.service_model import validate_request
 
 pytestmark = pytest.mark.parametrize("name", NAMES)
 

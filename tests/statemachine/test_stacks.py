@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from tests.statemachine.conftest import NAMES, WORKLOADS
-from training.core import placeholders as ph
-from training.core import state_machine as sm
+from compiler import placeholders as ph
+from compiler import state_machine as sm
 
 pytestmark = pytest.mark.synth
 ROOT = Path(__file__).resolve().parents[2]
@@ -158,7 +158,7 @@ def test_asl_validator_accepts_every_synthesized_definition(synthesized) -> None
 
 
 def test_review_summary_reads_the_assembly(synthesized) -> None:
-    from training.review import render_summary
+    from trainctl.summary import render_summary
 
     text = render_summary(synthesized["outdir"], dict(WORKLOADS))
     for env in ("dev", "prod"):
@@ -176,7 +176,7 @@ def test_review_summary_reads_the_assembly(synthesized) -> None:
 def test_review_summary_does_not_claim_a_clean_nag_without_a_report(synthesized, tmp_path) -> None:
     import shutil
 
-    from training.review import nag_status
+    from trainctl.summary import nag_status
 
     copy = tmp_path / "cdk.out"
     shutil.copytree(synthesized["outdir"], copy)

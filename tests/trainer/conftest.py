@@ -13,12 +13,12 @@ import yaml
 
 sys.dont_write_bytecode = True  # training/gpt is tarred into every job: keep __pycache__ out of it
 REPO = Path(__file__).resolve().parents[2]
-GPT_DIR = REPO / "training" / "gpt"
+GPT_DIR = REPO / "training"
 if str(GPT_DIR) not in sys.path:
     sys.path.insert(0, str(GPT_DIR))
 
-WORKLOADS = sorted((REPO / "training" / "workloads").glob("*.yaml"))
-CORPUS = REPO / "training" / "data" / "corpus.txt"
+WORKLOADS = sorted((REPO / "workloads").glob("*.yaml"))
+CORPUS = REPO / "trainctl" / "data" / "corpus.txt"
 # Small enough for 2 CPU cores, big enough that the loss visibly falls.
 TINY = ["--model", "tiny", "--seq_len", "64", "--micro_batch_size", "4", "--warmup_steps", "2",
         "--learning_rate", "0.003", "--log_every", "3"]

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from tests.trainer.conftest import REPO, child_env
-from training.core.catalog import DENSE_BF16_TFLOPS
+from compiler.catalog import DENSE_BF16_TFLOPS
 
 sys.path.insert(0, str(REPO / "bench"))
 import train_throughput

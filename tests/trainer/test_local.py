@@ -1,4 +1,4 @@
-"""`python -m training run-local` runs each shipped workload's entry point under the container contract."""
+"""`python -m trainctl run-local` runs each shipped workload's entry point under the container contract."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from tests.trainer.conftest import REPO, WORKLOADS, losses
-from training import local
+from trainctl import local
 
 TINY_OVERRIDES = ["model=tiny", "max_steps=2", "seq_len=64", "micro_batch_size=2", "warmup_steps=1",
                   "log_every=1", "checkpoint_every=0"]
@@ -25,9 +25,9 @@ def _args(*argv: str) -> argparse.Namespace:
 
 def _spec(tmp_path: Path, **overrides) -> Path:
     """A small valid workload spec next to the shipped ones' source_dir convention."""
-    raw = yaml.safe_load((REPO / "training" / "workloads" / "gpt-torchrun-fsx.yaml").read_text())
+    raw = yaml.safe_load((REPO / "workloads" / "gpt-torchrun-fsx.yaml").read_text())
     raw.update(overrides)
-    raw["source_dir"] = str(REPO / "training" / "gpt")
+    raw["source_dir"] = str(REPO / "training")
     path = tmp_path / "spec.yaml"
     path.write_text(yaml.safe_dump(raw))
     return path

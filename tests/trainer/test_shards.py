@@ -11,7 +11,7 @@ from gptlm import shards
 from gptlm.shards import DataError, RankSampler, TokenWindows
 
 from tests.trainer.conftest import CORPUS
-from training import local
+from trainctl import local
 
 
 def test_prep_data_command_writes_the_file_bytes_as_tokens(tmp_path: Path):

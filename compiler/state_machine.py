@@ -3,7 +3,7 @@
 Why pure Python and not the CDK's state-machine constructs: one definition per workload must synthesize
 in milliseconds for a fleet of 1,000 workloads (FACTS.md section 5), must run in moto's interpreter in the
 tests, and must express parts of CreateTrainingJob that the CDK task cannot (FSx channels, checkpoints,
-spot, retry strategy). The compiled request (`training.core.request`) goes in as it is; this module only
+spot, retry strategy). The compiled request (`compiler.request`) goes in as it is; this module only
 adds what exists at run time:
 
 - the execution input is checked first (see `INPUT_SCHEMA`); anything wrong ends the execution with
@@ -25,9 +25,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from training.core import catalog
-from training.core import placeholders as ph
-from training.core.errors import Problem, SpecError
+from compiler import catalog
+from compiler import placeholders as ph
+from compiler.errors import Problem, SpecError
 
 SYNC_RESOURCE = "arn:aws:states:::sagemaker:createTrainingJob.sync"
 DESCRIBE_RESOURCE = "arn:aws:states:::aws-sdk:sagemaker:describeTrainingJob"
@@ -72,7 +72,7 @@ class MachineSpec:
     workload: str
     environment: str
     base_job_name: str
-    request: dict[str, Any]  # CreateTrainingJob with ${...} placeholders (training.core.request)
+    request: dict[str, Any]  # CreateTrainingJob with ${...} placeholders (compiler.request)
     hyperparameters: dict[str, Any]  # the spec's raw values: the ones an execution may override
     capacity_relaunches: int = 3
     capacity_wait_seconds: int = 600
@@ -119,8 +119,8 @@ class MachineSpec:
 
 
 def spec_for(workload: Any, env: Any, *, training_image: str | None = None) -> MachineSpec:
-    """The MachineSpec of a checked `training.core.spec.Workload` in an environment."""
-    from training.core.request import compile_request
+    """The MachineSpec of a checked `compiler.spec.Workload` in an environment."""
+    from compiler.request import compile_request
 
     request = compile_request(workload, env, training_image=training_image)
     return MachineSpec(

@@ -14,7 +14,7 @@ import os
 import tarfile
 from pathlib import Path
 
-from training.core.environments import PROJECT_ROOT
+from compiler.environments import PROJECT_ROOT
 
 EXCLUDED_DIRS = {"__pycache__", ".git", ".pytest_cache", ".ruff_cache", ".ipynb_checkpoints", ".mypy_cache"}
 EXCLUDED_SUFFIXES = (".pyc", ".pyo")

@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from training.core import sdk_rules
+from compiler import sdk_rules
 
 if TYPE_CHECKING:
-    from training.core.spec import Workload, _Checker
+    from compiler.spec import Workload, _Checker
 
 STRATEGIES = (
     "torch_distributed", "smdistributed", "mpi", "pytorchddp", "parameter_server",

@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from training.core import placeholders as ph
-from training.core.distribution import distribution_hyperparameters, s3_join
-from training.core.environments import Environment
-from training.core.errors import Problem, SpecError
-from training.core.images import image_uri
-from training.core.spec import FsxInput, S3Input, Workload
+from compiler import placeholders as ph
+from compiler.distribution import distribution_hyperparameters, s3_join
+from compiler.environments import Environment
+from compiler.errors import Problem, SpecError
+from compiler.images import image_uri
+from compiler.spec import FsxInput, S3Input, Workload
 
 # Tag keys the platform sets on every job (the execution ARN tag is added by the state machine at run time).
 TAG_WORKLOAD = "training-platform:workload"

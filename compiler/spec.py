@@ -17,8 +17,8 @@ from typing import Any
 
 import yaml
 
-from training.core import catalog, sdk_rules
-from training.core.errors import Problem, SpecError
+from compiler import catalog, sdk_rules
+from compiler.errors import Problem, SpecError
 
 WORKLOADS_DIR = Path(__file__).resolve().parents[1] / "workloads"
 
@@ -173,7 +173,7 @@ class Workload:
 
     @property
     def strategy(self) -> str:
-        from training.core.distribution import strategy_name
+        from compiler.distribution import strategy_name
 
         return strategy_name(self.distribution)
 
@@ -536,7 +536,7 @@ def _check_tags(c: _Checker, raw: Any) -> dict[str, str]:
 
 def parse_workload(raw: Any, source: str, base_dir: Path, path: Path | None = None) -> Workload:
     """Check one spec mapping and return its Workload, or raise SpecError with every problem found."""
-    from training.core import distribution as dist_rules
+    from compiler import distribution as dist_rules
 
     c = _Checker(source)
     if not isinstance(raw, dict):
@@ -721,7 +721,7 @@ def parse_workload(raw: Any, source: str, base_dir: Path, path: Path | None = No
 
 def _check_limits(c: _Checker, workload: Workload) -> None:
     """Counts that only add up once the SDK's own keys and the platform's variables are known."""
-    from training.core.distribution import distribution_hyperparameters
+    from compiler.distribution import distribution_hyperparameters
 
     sdk_keys = 5 + len(distribution_hyperparameters(workload, job_name="x"))
     total = len(workload.hyperparameters) + sdk_keys

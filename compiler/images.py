@@ -11,8 +11,8 @@ import os
 import re
 from functools import cache
 
-from training.core import placeholders
-from training.core.spec import Workload
+from compiler import placeholders
+from compiler.spec import Workload
 
 
 @cache
@@ -67,7 +67,7 @@ def image_uri(workload: Workload, region: str) -> str:
             json.dumps(workload.distribution, sort_keys=True), base,
         )
     except ValueError as exc:  # the SDK has no such image (e.g. a GPU PyTorch version on Trainium)
-        from training.core.errors import Problem, SpecError
+        from compiler.errors import Problem, SpecError
 
         raise SpecError(Problem(
             str(workload.path), "framework_version",

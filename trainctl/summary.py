@@ -1,4 +1,4 @@
-"""`python -m training summary`: the review summary reviewers paste into pull requests.
+"""`python -m trainctl summary`: the review summary reviewers paste into pull requests.
 
 Reads a synthesized cloud assembly (`cdk synth` output) rather than re-synthesizing, so the summary shows
 what will actually deploy: per environment, each workload's cluster and cost per hour, the stacks with their
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from training.core import catalog
-from training.core.errors import SpecError
+from compiler import catalog
+from compiler.errors import SpecError
 
 
 @dataclass(frozen=True)
@@ -116,7 +116,7 @@ def render_summary(outdir: Path, workloads: dict[str, Any]) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from training.core.spec import load_all_workloads
+    from compiler.spec import load_all_workloads
 
     outdir = Path(args.cdk_out)
     if not (outdir / "manifest.json").is_file():

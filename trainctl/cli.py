@@ -13,11 +13,11 @@ import sys
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m training", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m trainctl", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    from training import commands, local, review
+    from trainctl import commands, local, summary
 
-    for module in (commands, local, review):  # each registers its subcommands
+    for module in (commands, local, summary):  # each registers its subcommands
         module.add_commands(sub)
     return parser
 

@@ -25,7 +25,7 @@ import regex
 from botocore.model import OperationModel, ServiceModel, Shape
 from botocore.validate import ParamValidator
 
-from training.core.errors import Problem, SpecError
+from compiler.errors import Problem, SpecError
 
 SERVICE = "sagemaker"
 
@@ -110,7 +110,7 @@ def service_model() -> ServiceModel:
     """botocore's SageMaker model, loaded once per process (~0.1 s).
 
     Read through botocore's data loader rather than a Session: the model is the same file, and skipping the
-    session's credential and endpoint machinery keeps `python -m training validate` fast.
+    session's credential and endpoint machinery keeps `python -m trainctl validate` fast.
     """
     from botocore.loaders import Loader
 

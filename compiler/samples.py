@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from training.core import placeholders as ph
+from compiler import placeholders as ph
 
 ACCOUNT = "123456789012"
 REGION = "us-east-1"

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from training.core.errors import Problem, SpecError
+from compiler.errors import Problem, SpecError
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
 CDK_JSON = PROJECT_ROOT / "cdk.json"
 CONTEXT_KEY = "training-platform:environments"
 

@@ -103,7 +103,7 @@ def open_shard(path: Path) -> Shard:
     with open(path, "rb") as f:
         header = np.frombuffer(f.read(HEADER_BYTES), dtype="<i4")
     if header.size != HEADER_INTS or header[0] != MAGIC:
-        raise DataError(f"{path} is not a token shard (bad header); write shards with `python -m training prep-data`")
+        raise DataError(f"{path} is not a token shard (bad header); write shards with `python -m trainctl prep-data`")
     if header[1] != VERSION:
         raise DataError(f"{path} has shard format version {header[1]}, this trainer reads version {VERSION}")
     count, vocab = int(header[2]), int(header[3])
@@ -120,7 +120,7 @@ def find_shards(directory: Path) -> list[Path]:
         raise DataError(f"data directory {directory} does not exist")
     paths = sorted(p for p in directory.rglob(SHARD_GLOB) if p.is_file())
     if not paths:
-        raise DataError(f"no *.bin token shards under {directory}; write them with `python -m training prep-data`")
+        raise DataError(f"no *.bin token shards under {directory}; write them with `python -m trainctl prep-data`")
     return paths
 
 

@@ -7,10 +7,10 @@ import json
 import sys
 from pathlib import Path
 
-from training.core.environments import load_environments
-from training.core.errors import SpecError
-from training.core.request import compile_request
-from training.core.spec import load_all_workloads, load_workload
+from compiler.environments import load_environments
+from compiler.errors import SpecError
+from compiler.request import compile_request
+from compiler.spec import load_all_workloads, load_workload
 
 # Stands in for framework image URIs during `validate`, which must not import the SDK to stay fast;
 # the image itself is resolved (and so checked) by `render` and by synth.
@@ -19,9 +19,9 @@ _IMAGE_STAND_IN = "111111111111.dkr.ecr.us-east-1.amazonaws.com/validate:stand-i
 
 def _full_validation(request: dict) -> list[str]:
     """The service model's full check (max, pattern, enum), with stand-in deploy-time values."""
-    from training.core import service_model
-    from training.core.placeholders import substitute
-    from training.core.samples import sample_values
+    from compiler import service_model
+    from compiler.placeholders import substitute
+    from compiler.samples import sample_values
 
     return service_model.validate_request(substitute(request, sample_values(request)))
 

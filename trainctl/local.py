@@ -26,11 +26,11 @@ from typing import Any
 
 import yaml
 
-from training.core.distribution import strategy_name
+from compiler.distribution import strategy_name
 
 REPO = Path(__file__).resolve().parents[1]
-GPT_DIR = REPO / "training" / "gpt"
-SHIPPED_CORPUS = REPO / "training" / "data" / "corpus.txt"
+GPT_DIR = REPO / "training"
+SHIPPED_CORPUS = REPO / "trainctl" / "data" / "corpus.txt"
 DEFAULT_DATA_DIR = REPO / "build" / "data" / "corpus"
 RUNS_DIR = REPO / "build" / "local-runs"
 HOST = "algo-1"  # SageMaker's name for the first (here: only) host
@@ -210,7 +210,7 @@ def _resolve_channels(workload: Any, given: dict[str, str], data_channel: str) -
 
 def prepare(args: argparse.Namespace) -> tuple[list[str], dict[str, str], Path, list[str]]:
     """Command, environment, output folder and notes for a local run (no process started)."""
-    from training.core.spec import load_workload
+    from compiler.spec import load_workload
 
     workload = load_workload(args.workload)
     notes: list[str] = []
@@ -261,7 +261,7 @@ def prepare(args: argparse.Namespace) -> tuple[list[str], dict[str, str], Path, 
 
 
 def run_local(args: argparse.Namespace) -> int:
-    from training.core.errors import SpecError
+    from compiler.errors import SpecError
 
     try:
         command, env, out, notes = prepare(args)

@@ -1,7 +1,0 @@
-"""`python -m training ...`: see training/cli.py."""
-
-import sys
-
-from training.cli import main
-
-sys.exit(main())
