@@ -1,16 +1,15 @@
 """How synth scales with the number of workloads: 0 (platform only), 10, 100 and 1,000 in one environment.
 
-Each size runs in a fresh subprocess (a fresh jsii/Node kernel) that generates that many workload specs
-(copies of the shipped ones under new names), synthesizes the `dev` stage with them into a temporary
-cloud assembly and reports:
+Each size runs in a fresh subprocess (a fresh jsii/Node kernel) that writes a temporary project (this project's
+cdk.json, cached lookups and training code, and that many workload specs: copies of the shipped ones under new
+names), synthesizes its `dev` stage with `stacks.app.build_app` (what `cdk synth` runs) and reports:
 
 - wall time of the whole synth process (Python start, imports, compile, synth, cdk-nag);
 - peak memory: the peak RSS of the Python process plus the peak RSS of each Node (jsii) descendant;
 - stacks, resources per stack (max) and the largest template, against CloudFormation's 500 / 1 MB limits.
 
-Usage: `.venv/bin/python bench/synth_scale.py [--sizes 0,10,100,1000] [--real-images]`
-By default every generated workload uses one fixed training image URI, so the figures measure the CDK
-layer, not the SDK's image catalog (add --real-images to include the lookups, ~40 ms each).
+Usage: `.venv/bin/python bench/synth_scale.py [--sizes 0,10,100,1000]`
+Framework images are resolved from the SDK's data files without importing it, so the lookups are included.
 """
 
 from __future__ import annotations
@@ -18,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -25,7 +25,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch-training:2.8.0-gpu-py312"
 
 
 def _peak_kib(pid: str) -> int:
@@ -64,29 +63,29 @@ def generate(count: int, target: Path) -> None:
         source = templates[i % len(templates)]
         raw = yaml.safe_load(source.read_text())
         raw["name"] = f"w{i:04d}-{raw['name']}"[:40].rstrip("-")
-        raw["source_dir"] = str((source.parent / raw["source_dir"]).resolve())
         (target / f"{raw['name']}.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
 
 
-def child(count: int, real_images: bool) -> None:
+def project(count: int, root: Path) -> Path:
+    """A project with this one's settings, lookups and training code, and `count` generated workloads."""
+    root.mkdir()
+    for name in ("cdk.json", "cdk.context.json"):
+        shutil.copy(ROOT / name, root / name)
+    shutil.copytree(ROOT / "training", root / "training", ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "workloads").mkdir()
+    generate(count, root / "workloads")
+    return root
+
+
+def child(count: int) -> None:
     """Synthesize dev with `count` generated workloads and print one JSON line of measurements."""
     sys.path.insert(0, str(ROOT))
-    from stacks.platform import build_app
-    from stacks.workloads import add_workload_stacks
-    from compiler.environments import load_environments
-    from compiler.spec import load_all_workloads
+    from compiler.project import Project
+    from stacks.app import build_app
 
     with tempfile.TemporaryDirectory() as tmp:
-        specs, outdir, context = Path(tmp, "specs"), Path(tmp, "cdk.out"), Path(tmp, "context")
-        specs.mkdir()
-        (context / "docker").mkdir(parents=True)
-        (context / "docker" / "Dockerfile").write_text("ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\n")
-        generate(count, specs)
-        workloads = load_all_workloads(specs) if count else []
-        app, stages = build_app(load_environments(), build_context=context, outdir=str(outdir), only=["dev"])
-        add_workload_stacks(stages["dev"], stages["dev"].platform, workloads,
-                            training_image=None if real_images else IMAGE)
-        app.synth()
+        outdir = Path(tmp, "cdk.out")
+        build_app(Project(project(count, Path(tmp, "project"))), outdir=str(outdir), only=["dev"]).synth()
         peak = _peak_kib("self") + sum(_peak_kib(pid) for pid in _descendants())
         stacks = []
         for template in sorted((outdir / "assembly-dev").glob("*.template.json")):
@@ -96,10 +95,10 @@ def child(count: int, real_images: bool) -> None:
         print(json.dumps({"workloads": count, "peak_rss_mib": round(peak / 1024), "stacks": stacks}))
 
 
-def measure(count: int, real_images: bool) -> dict:
+def measure(count: int) -> dict:
     env = dict(os.environ, SAGEMAKER_SUPPRESS_V2_WARNING="1", JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION="20")
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, __file__, "--child", str(count)] + (["--real-images"] if real_images else []),
+    done = subprocess.run([sys.executable, __file__, "--child", str(count)],
                           capture_output=True, text=True, env=env, cwd=ROOT, check=False)
     wall = time.perf_counter() - started
     if done.returncode != 0:
@@ -112,16 +111,15 @@ def measure(count: int, real_images: bool) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="0,10,100,1000")
-    parser.add_argument("--real-images", action="store_true")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child is not None:
-        child(args.child, args.real_images)
+        child(args.child)
         return
     print("| Workloads | Wall s | Peak RSS MiB (Python + Node) | Stacks | Max resources/stack | Largest template KiB |")
     print("|---|---|---|---|---|---|")
     for count in (int(s) for s in args.sizes.split(",")):
-        r = measure(count, args.real_images)
+        r = measure(count)
         workload_stacks = [s for s in r["stacks"] if "Workloads" in s["stack"]]
         print(f"| {count} | {r['wall_s']} | {r['peak_rss_mib']} | {len(r['stacks'])} "
               f"({len(workload_stacks)} workload shards) | {max(s['resources'] for s in r['stacks'])} "

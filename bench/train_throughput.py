@@ -3,7 +3,7 @@
 Runs the trainer's own model, DDP / FSDP2 wrapping and fused AdamW on synthetic tokens (so data
 loading is not measured), bf16 autocast, optional torch.compile, and reports for each mode:
 tokens per second per GPU, milliseconds per step, and MFU = achieved model FLOP/s per GPU divided by
-the GPU's dense bf16 peak from `compiler.catalog.DENSE_BF16_TFLOPS` (the single source of peaks).
+the GPU's dense bf16 peak from `compiler.catalog.dense_bf16_tflops()` (the single source of peaks).
 Model FLOPs per token follow the PaLM convention, see `gptlm.model.flops_per_token`.
 
     python bench/train_throughput.py                       # one GPU: gpt-350m, seq 1024, DDP and FSDP
@@ -24,15 +24,12 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO), str(REPO / "training")]
+import torch
+import torch.distributed as dist
+from gptlm import optim, parallel
+from gptlm.model import GPT, build_config, count_parameters, flops_per_token
 
-import torch  # noqa: E402
-import torch.distributed as dist  # noqa: E402
-from gptlm import parallel  # noqa: E402
-from gptlm.model import GPT, build_config, count_parameters, flops_per_token  # noqa: E402
-
-from compiler.catalog import DENSE_BF16_TFLOPS  # noqa: E402
+from compiler.catalog import dense_bf16_tflops
 
 # torch.cuda.get_device_name() -> catalog accelerator model; first matching rule wins.
 _GPU_RULES: list[tuple[tuple[str, ...], str]] = [
@@ -88,7 +85,7 @@ def measure(mode: str, model_name: str, seq_len: int, micro_batch: int, steps: i
     if compile_model and cuda:
         parallel.compile_blocks(model)
     module = parallel.wrap(model, mode, device, distributed=True, bf16=cuda)
-    optimizer = parallel.build_optimizer(module, 3e-4, 0.1, fused=cuda)
+    optimizer = optim.build_optimizer(module, 3e-4, 0.1, fused=cuda)
     x = torch.randint(0, cfg.vocab_size, (micro_batch, seq_len + 1), device=device)
     inputs, targets = x[:, :-1].contiguous(), x[:, 1:].contiguous()
 
@@ -150,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     device = torch.device("cuda", local_rank) if cuda else torch.device("cpu")
     gpu_name = torch.cuda.get_device_name(device) if cuda else "none (CPU)"
     key = catalog_gpu(gpu_name) if cuda else None
-    peak = DENSE_BF16_TFLOPS.get(key) if key else None
+    peak = dense_bf16_tflops().get(key) if key else None
 
     results = []
     try:

@@ -32,9 +32,10 @@ def main() -> None:
         cwd=ROOT, capture_output=True, text=True,
     )
     sdk_loaded, cdk_loaded = probe.stderr.split()[-2:]
+    from compiler.project import Project
     from compiler.spec import workload_files
 
-    print(f"workloads: {len(workload_files())}, repeats: {repeats}")
+    print(f"workloads: {len(workload_files(Project(ROOT).workloads_dir))}, repeats: {repeats}")
     print(f"interpreter start:          median {statistics.median(baseline) * 1000:7.1f} ms")
     print(f"python -m trainctl validate: median {statistics.median(validate) * 1000:7.1f} ms")
     print(f"validate beyond start:       median {(statistics.median(validate) - statistics.median(baseline)) * 1000:7.1f} ms")

@@ -13,6 +13,8 @@ import re
 from typing import Any
 
 PLACEHOLDER = re.compile(r"\$\{([A-Za-z][A-Za-z0-9_]*)\}")
+# Step Functions substitutes `${...}` anywhere in a definition's text, so no user-written text may hold it.
+RESERVED_SEQUENCE = "${"
 
 # Deploy-time values: the definition-substitution keys the CDK layer must provide.
 EXECUTION_ROLE_ARN = "ExecutionRoleArn"
@@ -30,7 +32,8 @@ REPOSITORY_PREFIX = "Repository_"  # + repository name with '-' as '_': the repo
 IMAGE_URI_PREFIX = "ImageUri_"  # + repository name with '-' as '_': the image the platform built for it
 
 # Run-time values, produced by the state machine for each execution and attempt.
-RUN_ID = "RunId"  # per execution: 12 lowercase hex characters
+RUN_ID = "RunId"  # per execution: RUN_ID_LENGTH lowercase hex characters
+RUN_ID_LENGTH = 12
 ATTEMPT = "Attempt"  # per launch within one execution: 0, 1, 2, ...
 
 RUN_TIME = frozenset({RUN_ID, ATTEMPT})

@@ -8,6 +8,7 @@ read here straight from the installed package: the pinned SDK stays the single s
 from __future__ import annotations
 
 import ast
+import gzip
 import importlib.util
 import json
 from functools import cache
@@ -78,3 +79,44 @@ def huggingface_base_versions(transformers_version: str) -> list[str]:
     config = image_config("huggingface")
     entry = config["versions"].get(_full_version(config, transformers_version), {})
     return [key for key, value in entry.items() if isinstance(value, dict) and key != "version_aliases"]
+
+
+@cache
+def image_uri_config_file(name: str) -> dict[str, Any] | None:
+    """All scopes of `sagemaker/image_uri_config/<name>.json` (what `image_uris.config_for_framework` loads), or None
+    when the SDK ships no such file. Shared and cached: callers must not modify it."""
+    path = sdk_root() / "image_uri_config" / f"{name}.json"
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return None
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
+
+
+def _botocore_root() -> Path:
+    spec = importlib.util.find_spec("botocore")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("botocore (a dependency of the SageMaker Python SDK v2) is not installed")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+@cache
+def botocore_endpoints() -> dict[str, Any]:
+    """botocore's partition and endpoint data, found where `botocore.loaders.create_loader().load_data("endpoints")`
+    (the SDK's `utils._botocore_resolver`) finds it: ~/.aws/models first, then botocore's own data folder, each as
+    .json or .json.gz. Shared and cached: callers must not modify it."""
+    for folder in (Path.home() / ".aws" / "models", _botocore_root() / "data"):
+        if not folder.is_dir():
+            continue
+        plain, packed = folder / "endpoints.json", folder / "endpoints.json.gz"
+        if plain.is_file():
+            return _json_object(plain.read_bytes())
+        if packed.is_file():
+            return _json_object(gzip.decompress(packed.read_bytes()))
+    raise RuntimeError("botocore's endpoints.json was not found: reinstall the requirements")
+
+
+def _json_object(payload: bytes) -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads(payload.decode("utf-8"))
+    return loaded

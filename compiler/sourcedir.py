@@ -1,69 +1,176 @@
-"""The entry point's source directory, packed as `sourcedir.tar.gz` the way the SDK uploads it.
+"""The job's code, packed as `sourcedir.tar.gz` the way the SDK packs it, byte-reproducibly and safely.
 
-The archive is byte-identical for identical files: entries sorted, owners, times and modes normalised,
-gzip header without name or time. The CDK asset built from it therefore keeps its hash until a file
-really changes, and a deploy never churns the tarball (or the state machines that point at it).
+What goes in (as `fw_utils.tar_and_upload_dir` does): the files of `source_dir` at the archive root, or the entry
+point alone without one, plus each of `dependencies` at the root under its own name.
+
+Safety, because a spec is code review's blind spot: every file must lie inside the project; symbolic links are
+refused (following one could ship /etc/hostname or a home directory into a job); the total size is bounded, with
+a message that names the largest files; files are streamed into the archive, never read whole into memory.
+
+Reproducibility: entries sorted, owners, times and modes normalised, gzip header without name or time. The CDK
+asset built from it keeps its hash until a file really changes, so a deploy never churns the state machines.
+
+Pure: `scan` reads the tree and `pack_to` writes to a file object the caller owns (the CDK layer writes files).
 """
 
 from __future__ import annotations
 
 import gzip
 import hashlib
-import io
 import os
+import stat
 import tarfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
-from compiler.environments import PROJECT_ROOT
-
-EXCLUDED_DIRS = {"__pycache__", ".git", ".pytest_cache", ".ruff_cache", ".ipynb_checkpoints", ".mypy_cache"}
+EXCLUDED_DIRS = frozenset({"__pycache__", ".git", ".pytest_cache", ".ruff_cache", ".ipynb_checkpoints", ".mypy_cache",
+                           ".hypothesis"})
 EXCLUDED_SUFFIXES = (".pyc", ".pyo")
-EXCLUDED_NAMES = {".DS_Store"}
-BUILD_DIR = PROJECT_ROOT / "build" / "sourcedirs"
+EXCLUDED_NAMES = frozenset({".DS_Store"})
+MAX_BUNDLE_BYTES = 256 * 1024 * 1024  # code, not data: datasets belong in S3 or FSx
+_CHUNK = 1024 * 1024
 
 
-def _files(source_dir: Path) -> list[Path]:
-    found: list[Path] = []
-    for root, dirs, files in os.walk(source_dir):
-        dirs[:] = sorted(d for d in dirs if d not in EXCLUDED_DIRS)
+@dataclass(frozen=True)
+class Entry:
+    """One file of the bundle: where it is on disk and its name in the archive."""
+
+    path: Path
+    arcname: str
+    size: int
+    executable: bool
+
+
+@dataclass
+class Scan:
+    """The files a bundle would hold, and every reason it cannot be built."""
+
+    entries: list[Entry] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(e.size for e in self.entries)
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return os.path.commonpath([os.path.abspath(path), os.path.abspath(root)]) == os.path.abspath(root)
+
+
+def _walk(top: Path, arc_prefix: str, scan: Scan) -> Iterator[Entry]:
+    """Files under `top` (not following links), reporting links and unreadable entries."""
+    for root, dirs, files in os.walk(top, followlinks=False, onerror=lambda e: scan.problems.append(
+            f"{e.filename}: cannot be read ({e.strerror})")):
+        here = Path(root)
+        kept = []
+        for name in sorted(dirs):
+            if name in EXCLUDED_DIRS:
+                continue
+            if (here / name).is_symlink():
+                scan.problems.append(f"{here / name} is a symbolic link; the bundle holds plain files only (copy what "
+                                     "it points to into the folder, or remove it)")
+                continue
+            kept.append(name)
+        dirs[:] = kept
         for name in sorted(files):
             if name in EXCLUDED_NAMES or name.endswith(EXCLUDED_SUFFIXES):
                 continue
-            found.append(Path(root) / name)
-    return sorted(found, key=lambda p: p.relative_to(source_dir).as_posix())
+            entry = _entry(here / name, f"{arc_prefix}{(here / name).relative_to(top).as_posix()}", scan)
+            if entry is not None:
+                yield entry
 
 
-def pack(source_dir: Path) -> bytes:
-    """The gzip tarball of a directory's files, at the archive root (as the SDK packs `source_dir`)."""
-    raw = io.BytesIO()
-    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for path in _files(source_dir):
-            info = tarfile.TarInfo(path.relative_to(source_dir).as_posix())
-            data = path.read_bytes()
-            info.size = len(data)
-            info.mode = 0o755 if os.access(path, os.X_OK) else 0o644
+def _entry(path: Path, arcname: str, scan: Scan) -> Entry | None:
+    try:
+        info = path.lstat()
+    except OSError as exc:
+        scan.problems.append(f"{path}: cannot be read ({exc.strerror})")
+        return None
+    if stat.S_ISLNK(info.st_mode):
+        scan.problems.append(f"{path} is a symbolic link; the bundle holds plain files only (copy what it points to "
+                             "into the folder, or remove it)")
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        scan.problems.append(f"{path} is not a regular file (a device, socket or pipe); remove it")
+        return None
+    return Entry(path=path, arcname=arcname, size=info.st_size, executable=bool(info.st_mode & stat.S_IXUSR))
+
+
+def scan(source_dir: Path | None, entry_point: Path, dependencies: tuple[Path, ...], project_root: Path,
+         limit: int = MAX_BUNDLE_BYTES) -> Scan:
+    """The bundle's files as the SDK would pack them, with every problem (links, outside paths, size)."""
+    result = Scan()
+    tops: list[tuple[Path, str]] = []
+    if source_dir is not None:
+        tops.append((source_dir, ""))
+    else:
+        entry = _entry(entry_point, entry_point.name, result)
+        if entry is not None:
+            result.entries.append(entry)
+    for dependency in dependencies:
+        if dependency.is_dir():
+            tops.append((dependency, f"{dependency.name}/"))
+        else:
+            entry = _entry(dependency, dependency.name, result)
+            if entry is not None:
+                result.entries.append(entry)
+    for top, prefix in tops:
+        if not _inside(top, project_root):
+            result.problems.append(f"{top} is outside the project")
+            continue
+        result.entries.extend(_walk(top, prefix, result))
+    names = [e.arcname for e in result.entries]
+    for name in sorted({n for n in names if names.count(n) > 1}):
+        result.problems.append(f"{name} would be in the bundle twice (a dependency's name clashes with a file of "
+                               "source_dir); rename one")
+    result.entries.sort(key=lambda e: e.arcname)
+    if result.total_bytes > limit:
+        largest = sorted(result.entries, key=lambda e: e.size, reverse=True)[:3]
+        listing = ", ".join(f"{e.arcname} ({e.size / 2**20:.0f} MiB)" for e in largest)
+        result.problems.append(f"the code bundle would be {result.total_bytes / 2**20:.0f} MiB, over the "
+                               f"{limit // 2**20} MiB limit for code (largest: {listing}); keep data and model files "
+                               "in S3 or FSx and read them through inputs")
+    return result
+
+
+def pack_to(entries: list[Entry], out: BinaryIO) -> str:
+    """Write the gzip tarball of `entries` to `out`, streaming each file; return the archive's sha256."""
+    digest = hashlib.sha256()
+
+    class _Hashing:
+        def write(self, data: bytes) -> int:
+            digest.update(data)
+            return out.write(data)
+
+        def flush(self) -> None:
+            out.flush()
+
+    with gzip.GzipFile(filename="", mode="wb", fileobj=_Hashing(), mtime=0, compresslevel=9) as gz, \
+            tarfile.open(fileobj=gz, mode="w|", format=tarfile.PAX_FORMAT) as tar:
+        for entry in entries:
+            info = tarfile.TarInfo(entry.arcname)
+            info.size = entry.size
+            info.mode = 0o755 if entry.executable else 0o644
             info.mtime = 0
             info.uid = info.gid = 0
             info.uname = info.gname = ""
-            tar.addfile(info, io.BytesIO(data))
-    out = io.BytesIO()
-    with gzip.GzipFile(filename="", mode="wb", fileobj=out, mtime=0, compresslevel=9) as gz:
-        gz.write(raw.getvalue())
-    return out.getvalue()
+            with open(entry.path, "rb") as handle:
+                tar.addfile(info, _Exact(handle, entry.size, entry.path))
+    return digest.hexdigest()
 
 
-def build_sourcedir(source_dir: Path, build_dir: Path = BUILD_DIR) -> Path:
-    """Write the tarball under build/sourcedirs/<sha256>/sourcedir.tar.gz and return its path.
+class _Exact:
+    """A file read that fails loudly if the file changed size between scan and pack (the archive would be wrong)."""
 
-    The folder is named for the content hash, so workloads that share a source directory share one file
-    (and one CDK asset), and the file name stays `sourcedir.tar.gz` as the SDK names it.
-    """
-    data = pack(Path(source_dir))
-    digest = hashlib.sha256(data).hexdigest()[:32]
-    target = Path(build_dir) / digest / "sourcedir.tar.gz"
-    if not target.exists():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_suffix(".tmp")
-        tmp.write_bytes(data)
-        tmp.replace(target)
-    return target
+    def __init__(self, handle: BinaryIO, size: int, path: Path) -> None:
+        self.handle, self.left, self.path = handle, size, path
+
+    def read(self, n: int = -1) -> bytes:
+        want = self.left if n < 0 else min(n, self.left, _CHUNK)
+        data = self.handle.read(want)
+        if len(data) < want:
+            raise OSError(f"{self.path} changed while it was being packed; run the command again")
+        self.left -= len(data)
+        return data

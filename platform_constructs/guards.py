@@ -94,11 +94,26 @@ def _key(stack: cdk.Stack, value: Any) -> str:
     return json.dumps(stack.resolve(value), sort_keys=True)
 
 
+_RULE_TYPES = (ec2.CfnSecurityGroupIngress, ec2.CfnSecurityGroupEgress, ec2.CfnSecurityGroup)
+
+
 def rules_in(stack: cdk.Stack) -> list[Rule]:
-    """Every security-group rule of a stack: standalone ingress/egress resources and inline rules."""
+    """Every security-group rule of a stack: standalone ingress/egress resources and inline rules.
+
+    Read once per stack and kept on it: guards run when the construct tree is complete (validation), and each
+    look at a construct is a call into the CDK's JavaScript.
+    """
+    cached: list[Rule] | None = getattr(stack, "_training_guard_rules", None)
+    if cached is None:
+        cached = _read_rules(stack)
+        stack._training_guard_rules = cached
+    return cached
+
+
+def _read_rules(stack: cdk.Stack) -> list[Rule]:
     found: list[Rule] = []
     for node in stack.node.find_all():
-        if cdk.Stack.of(node) is not stack:
+        if not isinstance(node, _RULE_TYPES) or cdk.Stack.of(node) is not stack:
             continue
         if isinstance(node, ec2.CfnSecurityGroupIngress):
             peer = node.source_security_group_id or node.cidr_ip or node.source_prefix_list_id

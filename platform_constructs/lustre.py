@@ -14,8 +14,9 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from platform_constructs import guards
 from compiler.environments import FsxSettings
+from platform_constructs import guards
+from platform_constructs.checkov import acknowledge_check
 
 PERSISTENT_TYPES = ("PERSISTENT_1", "PERSISTENT_2")
 FSX_S3_ROLE = "aws-service-role/s3.data-source.lustre.fsx.amazonaws.com/AWSServiceRoleForFSxS3Access_*"
@@ -57,7 +58,7 @@ class TrainingFileSystem(Construct):
             ),
             automatic_backup_retention=cdk.Duration.days(backups) if backups else None,
             copy_tags_to_backups=True if backups else None,
-            import_path=f"s3://{data_bucket.bucket_name}" if link_by_import_path else None,
+            import_path=f"s3://{data_bucket.bucket_name}" if data_bucket is not None and link_by_import_path else None,
             auto_import_policy=fsx.LustreAutoImportPolicy.NEW_CHANGED_DELETED if link_by_import_path else None,
         )
         self.file_system = fsx.LustreFileSystem(
@@ -86,6 +87,12 @@ class TrainingFileSystem(Construct):
                     "ArnLike": {"aws:PrincipalArn": f"arn:{cdk.Aws.PARTITION}:iam::{cdk.Aws.ACCOUNT_ID}:role/{FSX_S3_ROLE}"},
                 },
             ))
+            key_resource = kms_key.node.default_child
+            if isinstance(key_resource, kms.CfnKey):  # a key of this app (an imported key's policy is not ours)
+                acknowledge_check(key_resource, "CKV_AWS_33", (
+                    "Statement FsxLustreLinkedBucket: FSx's service-linked role for the S3 link is named after the "
+                    "file system's id, which does not exist when the key policy is written, so the principal is '*' "
+                    "narrowed by aws:PrincipalArn to that role's name pattern and aws:PrincipalAccount to this account."))
         if data_bucket is not None and kind == "PERSISTENT_2":
             self.data_repository_association = fsx.CfnDataRepositoryAssociation(
                 self, "DataRepositoryAssociation", file_system_id=self.file_system_id, file_system_path="/",

@@ -69,25 +69,41 @@ def wildcard_findings(statement: dict[str, Any]) -> list[str]:
     return found
 
 
-def acknowledge_required_wildcards(policy: iam.Policy, reasons_by_sid: Mapping[str, str]) -> None:
+def acknowledge_required_wildcards(policy: iam.Policy | iam.ManagedPolicy, reasons_by_sid: Mapping[str, str]) -> None:
     """Acknowledge AwsSolutions-IAM5 for the wildcards of the named statements only, each finding by its id.
 
-    The ids hold resolved references (cross-stack imports included), known only once the app is prepared, so
-    the acknowledgments are recorded by a validation that runs before the cdk-nag plugin. A wildcard in any
-    other statement stays unacknowledged and fails synth.
+    cdk-nag reports a finding per (resource, finding id), so an acknowledgment covers every statement of the policy
+    that produces the same id. To make each acknowledgment cover exactly one statement, synth fails when another
+    statement of the same policy produces an acknowledged id (split the policy instead), and when a named statement
+    has no wildcard (the reason would be untrue). The ids hold resolved references (cross-stack imports included),
+    known only once the app is prepared, so this runs as a validation before the cdk-nag plugin.
     """
     cfn = policy.node.default_child
-    assert isinstance(cfn, iam.CfnPolicy)
+    assert isinstance(cfn, iam.CfnPolicy | iam.CfnManagedPolicy)
 
     def record() -> list[str]:
         document = cdk.Stack.of(cfn).resolve(cfn.policy_document) or {}
-        for statement in document.get("Statement", []):
-            reason = reasons_by_sid.get(statement.get("Sid", ""))
+        statements = document.get("Statement", [])
+        errors = []
+        owners: dict[str, str] = {}
+        for statement in statements:
+            for finding in wildcard_findings(statement):
+                owners.setdefault(finding, statement.get("Sid", "(no sid)"))
+        for statement in statements:
+            sid = statement.get("Sid", "")
+            reason = reasons_by_sid.get(sid)
             if reason is None:
                 continue
-            for finding in wildcard_findings(statement):
+            findings = wildcard_findings(statement)
+            if not findings:
+                errors.append(f"{cfn.node.path}: statement {sid} has no wildcard to acknowledge; remove its reason")
+            for finding in findings:
+                if owners[finding] != sid or sum(finding in wildcard_findings(s) for s in statements) > 1:
+                    errors.append(f"{cfn.node.path}: the acknowledgment of {finding} for {sid} would also cover another "
+                                  "statement of the same policy; move one of them to a policy of its own")
+                    continue
                 acknowledge(cfn, "IAM5", reason, finding=finding)
-        return []
+        return errors
 
     cfn.node.add_validation(_Record(record))
 

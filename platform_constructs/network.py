@@ -4,48 +4,38 @@ Why one AZ: EFA and NCCL traffic between training nodes, and Lustre traffic to t
 zones (latency and cross-AZ charges), and GPU capacity is reserved per AZ *ID*, so the zone can be pinned by ID.
 Why endpoints: jobs run without public internet; S3 goes through a gateway endpoint (free), the other AWS APIs
 a job calls through interface endpoints in the same single zone. A NAT gateway only where an environment asks.
+Every endpoint has a policy (`compiler.endpoint_policies`): this account's principals on this account's resources,
+plus the AWS-owned ones a job needs.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable
+from collections.abc import Sequence
 
 import aws_cdk as cdk
 import jsii
 from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
+from compiler import endpoint_policies
+from compiler.environments import DEFAULT_TRAINING_SUBNET_MASK
+from compiler.network import INTERFACE_ENDPOINT_SERVICES
 from platform_constructs import guards
-from compiler.catalog import CATALOG, InstanceType, ips_per_instance
+from platform_constructs.keys import environment_key
 
-# Until workloads say otherwise: four p5.48xlarge nodes, twice (a retry starts before the old ENIs are released).
-DEFAULT_TRAINING_IPS = 2 * 4 * ips_per_instance(CATALOG["ml.p5.48xlarge"])
-AWS_RESERVED_IPS = 5  # per subnet: network, router, DNS, future use, broadcast
-FILE_SYSTEM_RESERVED_IPS = 32  # conservative allowance for the FSx for Lustre file servers' interfaces
-LARGEST_TRAINING_SUBNET_MASK = 24  # never smaller than a /24: cheap, and leaves room for growth
 _SELECTION_FIELDS = ("availability_zones", "one_per_az", "subnet_filters", "subnet_group_name", "subnets", "subnet_type")
 
-# What a training job calls besides S3: image pulls, logs, metrics, credentials, the SageMaker API.
+# What a training job calls besides S3 (image pulls, logs, metrics, credentials, the SageMaker API). The service list
+# is the compiler's (`compiler.network`), which budgets the subnet's addresses for them; the construct ids here are
+# stable names (a changed id would replace the endpoint).
+_ENDPOINT_IDS = {"ecr.api": "EcrApi", "ecr.dkr": "EcrDocker", "logs": "Logs", "monitoring": "Monitoring", "sts": "Sts",
+                 "sagemaker.api": "SageMakerApi"}
 DEFAULT_INTERFACE_ENDPOINTS: dict[str, ec2.InterfaceVpcEndpointAwsService] = {
-    "EcrApi": ec2.InterfaceVpcEndpointAwsService.ECR,
-    "EcrDocker": ec2.InterfaceVpcEndpointAwsService.ECR_DOCKER,
-    "Logs": ec2.InterfaceVpcEndpointAwsService.CLOUDWATCH_LOGS,
-    "Monitoring": ec2.InterfaceVpcEndpointAwsService.CLOUDWATCH_MONITORING,
-    "Sts": ec2.InterfaceVpcEndpointAwsService.STS,
-    "SageMakerApi": ec2.InterfaceVpcEndpointAwsService.SAGEMAKER_API,
+    _ENDPOINT_IDS[service]: ec2.InterfaceVpcEndpointAwsService(service) for service in INTERFACE_ENDPOINT_SERVICES
 }
-
-
-def training_subnet_mask(required_private_ips: int, interface_endpoints: int, file_system: bool) -> int:
-    """The CIDR mask of a training subnet that holds the jobs' IPs plus endpoints, FSx and AWS's reserved five."""
-    if required_private_ips < 1:
-        raise ValueError(f"required_private_ips must be at least 1, not {required_private_ips}")
-    needed = required_private_ips + AWS_RESERVED_IPS + interface_endpoints
-    needed += FILE_SYSTEM_RESERVED_IPS if file_system else 0
-    host_bits = math.ceil(math.log2(needed))
-    return min(LARGEST_TRAINING_SUBNET_MASK, 32 - host_bits)
 
 
 @jsii.implements(ec2.IConnectable)
@@ -54,6 +44,10 @@ class TrainingNetwork(Construct):
 
     Exposes `vpc`, `training_subnets` (the job network), `security_group` (EFA-ready, for jobs),
     `file_system_security_group` (for FSx, when `lustre`), `endpoints` and `connections`.
+
+    With `endpoint_policies` (the default), each endpoint admits only this account's principals on this account's
+    resources; `external_data_buckets` (read only) and `pulled_repositories` (ECR repository ARNs of other
+    accounts, such as AWS's Deep Learning Containers) are the exceptions a workload may need.
     """
 
     def __init__(
@@ -64,12 +58,16 @@ class TrainingNetwork(Construct):
         availability_zone: str | None = None,
         availability_zone_id: str | None = None,
         vpc_cidr: str = "10.0.0.0/16",
-        required_private_ips: int = DEFAULT_TRAINING_IPS,
+        training_subnet_mask: int = DEFAULT_TRAINING_SUBNET_MASK,
         nat_gateway: bool = False,
         s3_gateway_endpoint: bool = True,
         interface_endpoints: dict[str, ec2.InterfaceVpcEndpointAwsService] | None = None,
         lustre: bool = True,
+        endpoint_policies: bool = True,
+        external_data_buckets: Sequence[str] = (),
+        pulled_repositories: Sequence[str] = (),
         flow_log_retention: logs.RetentionDays = logs.RetentionDays.ONE_YEAR,
+        flow_log_key: kms.IKey | None = None,
         removal_policy: cdk.RemovalPolicy = cdk.RemovalPolicy.RETAIN,
         vpc: ec2.IVpc | None = None,
         training_subnets: ec2.SubnetSelection | None = None,
@@ -79,10 +77,7 @@ class TrainingNetwork(Construct):
         endpoints = DEFAULT_INTERFACE_ENDPOINTS if interface_endpoints is None else interface_endpoints
         self.availability_zone_id = availability_zone_id
         if vpc is None:
-            vpc = self._create_vpc(
-                availability_zone, availability_zone_id, vpc_cidr, nat_gateway,
-                training_subnet_mask(required_private_ips, len(endpoints), lustre),
-            )
+            vpc = self._create_vpc(availability_zone, availability_zone_id, vpc_cidr, nat_gateway, training_subnet_mask)
         self.vpc = vpc
         default_type = ec2.SubnetType.PRIVATE_WITH_EGRESS if nat_gateway else ec2.SubnetType.PRIVATE_ISOLATED
         selection = training_subnets or ec2.SubnetSelection(subnet_type=default_type)
@@ -111,6 +106,7 @@ class TrainingNetwork(Construct):
             self.file_system_security_group = self._lustre_rules(vpc)
 
         self.endpoints: dict[str, ec2.IVpcEndpoint] = {}
+        self._services: dict[str, str] = {}
         if s3_gateway_endpoint:
             self.endpoints["S3"] = vpc.add_gateway_endpoint(
                 "S3Endpoint", service=ec2.GatewayVpcEndpointAwsService.S3, subnets=[job_subnets],
@@ -122,15 +118,31 @@ class TrainingNetwork(Construct):
             )
             endpoint_group.add_ingress_rule(self.security_group, ec2.Port.tcp(443), "HTTPS from training jobs")
             for name, service in endpoints.items():
+                self._services[name] = service.short_name
                 self.endpoints[name] = vpc.add_interface_endpoint(
                     f"{name}Endpoint", service=service, subnets=job_subnets, private_dns_enabled=True,
                     security_groups=[endpoint_group], open=False,
                 )
+        if endpoint_policies:
+            self._add_endpoint_policies(external_data_buckets, pulled_repositories)
 
-        log_group = logs.LogGroup(self, "FlowLogs", retention=flow_log_retention, removal_policy=removal_policy)
+        # The environment's data key lives in the Storage stack, which depends on this one: the flow logs get a key of
+        # this stack (one more key, rather than a dependency cycle or moving the data key and what it encrypts).
+        self.flow_log_key = flow_log_key or environment_key(
+            self, "FlowLogsKey", removal_policy=removal_policy, description="Training platform: VPC flow logs")
+        self.flow_log_group = logs.LogGroup(self, "FlowLogs", retention=flow_log_retention,
+                                            encryption_key=self.flow_log_key, removal_policy=removal_policy)
+        stack = cdk.Stack.of(self)
+        # The flow-logs service may write for this account's flow logs only (confused-deputy protection).
+        flow_role = iam.Role(self, "FlowLogRole", description="VPC flow logs of the training network",
+                             assumed_by=iam.ServicePrincipal("vpc-flow-logs.amazonaws.com", conditions={
+                                 "StringEquals": {"aws:SourceAccount": stack.account},
+                                 "ArnLike": {"aws:SourceArn": stack.format_arn(service="ec2", resource="vpc-flow-log",
+                                                                               resource_name="*")}}))
         self.flow_log = ec2.FlowLog(
             self, "FlowLog", resource_type=ec2.FlowLogResourceType.from_vpc(vpc),
-            destination=ec2.FlowLogDestination.to_cloud_watch_logs(log_group), traffic_type=ec2.FlowLogTrafficType.ALL,
+            destination=ec2.FlowLogDestination.to_cloud_watch_logs(self.flow_log_group, flow_role),
+            traffic_type=ec2.FlowLogTrafficType.ALL,
         )
 
         guards.add_guard(self, lambda: guards.single_zone_problems({"training subnets": self.training_subnets}))
@@ -139,6 +151,21 @@ class TrainingNetwork(Construct):
         if self.file_system_security_group is not None:
             fs_group = self.file_system_security_group
             guards.add_guard(self, lambda: guards.lustre_port_problems(self.security_group, fs_group))
+
+    def _add_endpoint_policies(self, external_buckets: Sequence[str], repositories: Sequence[str]) -> None:
+        stack = cdk.Stack.of(self)
+        where = {"partition": stack.partition, "region": stack.region, "account": stack.account}
+        for name, endpoint in self.endpoints.items():
+            if isinstance(endpoint, ec2.GatewayVpcEndpoint):
+                statements = endpoint_policies.s3_gateway(**where, external_buckets=external_buckets)
+            else:
+                service = self._services[name]
+                try:
+                    statements = endpoint_policies.interface(service, **where, pulled_repositories=repositories)
+                except ValueError as error:
+                    raise ValueError(f"{self.node.path}: {error}, or pass endpoint_policies=False") from None
+            for statement in statements:
+                endpoint.add_to_policy(iam.PolicyStatement.from_json(statement))
 
     @property
     def training_subnet(self) -> ec2.ISubnet:
@@ -195,13 +222,3 @@ class TrainingNetwork(Construct):
             ec2.Peer.any_ipv4(), ec2.Port.tcp(443), "HTTPS to S3 for the data repository association (gateway route)",
         )
         return fs_group
-
-
-
-def required_private_ips(jobs: Iterable[tuple[InstanceType, int]], headroom: int = 2) -> int:
-    """Private IPs the training subnet must hold: the largest job (EFA instances take >= 5 each) x headroom.
-
-    Headroom, because a retried or queued job can start before the previous job's interfaces are released.
-    """
-    largest = max((ips_per_instance(instance) * count for instance, count in jobs), default=0)
-    return largest * headroom if largest else DEFAULT_TRAINING_IPS

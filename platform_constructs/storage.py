@@ -1,22 +1,23 @@
-"""Training data at rest: one customer-managed KMS key and the data, output and checkpoint buckets.
+"""Training data at rest: the environment's KMS key and the data, output and checkpoint buckets.
 
-Why one key: the execution role, FSx and ECR all need the same grants, and one rotated key keeps the audit
-trail in one place. Why versioned, access-logged buckets with lifecycle rules: checkpoints are large and
+Why one key: the execution roles, FSx, ECR and CloudWatch Logs all need grants on it, and one rotated key keeps the
+audit trail in one place. Why versioned, access-logged buckets with lifecycle rules: checkpoints are large and
 rewritten every few minutes; old ones must expire by themselves, while data and outputs must survive mistakes.
 """
 
 from __future__ import annotations
 
 import aws_cdk as cdk
-from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
+from platform_constructs.checkov import acknowledge_check
+from platform_constructs.keys import environment_key
 from platform_constructs.nag import acknowledge
 
 
 class TrainingStorage(Construct):
-    """The KMS key and the buckets of one environment.
+    """The key and the buckets of one environment.
 
     `removal_policy=DESTROY` also empties the buckets on stack deletion (dev); RETAIN keeps key and buckets.
     """
@@ -36,9 +37,8 @@ class TrainingStorage(Construct):
             raise ValueError(f"{self.node.path}: checkpoint_expiration_days must be at least 1 day")
         destroy = removal_policy == cdk.RemovalPolicy.DESTROY
         self.removal_policy = removal_policy
-        self.key = kms.Key(
-            self, "Key", enable_key_rotation=True, removal_policy=removal_policy,
-            pending_window=cdk.Duration.days(7) if destroy else None,
+        self.key = environment_key(
+            self, "Key", removal_policy=removal_policy,
             description="Training platform data: buckets, FSx for Lustre, ECR images, SageMaker job volumes",
         )
         self.access_logs = s3.Bucket(
@@ -54,8 +54,12 @@ class TrainingStorage(Construct):
             )],
             removal_policy=removal_policy, auto_delete_objects=destroy,
         )
-        acknowledge(self.access_logs, "S1", "This bucket is the server-access-log destination of the training "
-                    "buckets; logging it into itself would loop, so it has no access log of its own.")
+        no_self_logging = ("This bucket is the server-access-log destination of the training buckets; logging it "
+                           "into itself would loop, so it has no access log of its own.")
+        acknowledge(self.access_logs, "S1", no_self_logging)
+        access_logs_resource = self.access_logs.node.default_child
+        assert isinstance(access_logs_resource, s3.CfnBucket)
+        acknowledge_check(access_logs_resource, "CKV_AWS_18", no_self_logging)
 
         keep = cdk.Duration.days(noncurrent_version_days)
         self.data_bucket = self._bucket("Data", destroy, [s3.LifecycleRule(

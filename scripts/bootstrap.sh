@@ -3,11 +3,14 @@
 # tools under node_modules. Re-running is cheap: each step is skipped while its inputs are unchanged.
 # Progress goes to standard error (which step, how long it usually takes, a heartbeat while it runs), so the
 # calling script's standard output stays its own.
-# Usage: scripts/bootstrap.sh [requirements file]   (default: requirements.txt)
+# Usage: scripts/bootstrap.sh [requirements file] [tool folder ...]   (default: requirements.txt)
+# A tool folder (tools/NAME, with its own requirements.txt and constraints.txt) gets a virtual environment of its own
+# at .venv-tools/NAME: for a tool whose pins conflict with the project's (checkov pins an old boto3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 REQUIREMENTS="${1:-requirements.txt}"
+TOOLS=("${@:2}")
 PYTHON="${PYTHON:-python3}"
 LOG_DIR=".cache/bootstrap"
 mkdir -p "$LOG_DIR"
@@ -68,3 +71,17 @@ if [ ! -f "$lock_stamp" ]; then
     "$LOG_DIR/npm.log" '^added ' npm ci --no-audit --no-fund --loglevel=error
   touch "$lock_stamp"
 fi
+
+for tool in "${TOOLS[@]}"; do
+  name=$(basename "$tool")
+  venv=".venv-tools/$name"
+  tool_stamp="$venv/.installed-$(cat "$tool/requirements.txt" "$tool/constraints.txt" | sha256sum | cut -c1-16)"
+  if [ ! -f "$tool_stamp" ]; then
+    [ -x "$venv/bin/python" ] || "$PYTHON" -m venv "$venv"
+    run_step "installing $name into $venv (its own pins: $tool/constraints.txt)" "30-60 s on a fresh machine" \
+      "$LOG_DIR/$name.log" '^Collecting ' \
+      "$venv/bin/python" -m pip install --disable-pip-version-check --progress-bar off \
+        -r "$tool/requirements.txt" -c "$tool/constraints.txt"
+    touch "$tool_stamp"
+  fi
+done

@@ -1,32 +1,29 @@
-"""The access stack of one environment: the SageMaker execution role."""
+"""The access stack of one environment: what every training job's role shares, and SageMaker's log group.
+
+Each workload's own execution role (its data, output and checkpoint prefixes, its image) lives with the workload;
+this stack holds the statements AWS cannot scope to one workload, so a new workload never changes it.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import Any
 
 import aws_cdk as cdk
-from aws_cdk import aws_ecr as ecr
+from aws_cdk import aws_kms as kms
 from constructs import Construct
 
-from platform_constructs.base_image import BaseImage
-from platform_constructs.execution_role import SageMakerExecutionRole
-from platform_constructs.network import TrainingNetwork
-from platform_constructs.storage import TrainingStorage
 from compiler.environments import Environment
+from platform_constructs.network import TrainingNetwork
+from platform_constructs.retention import retention
+from platform_constructs.training_jobs import TrainingJobsAccess
 
 
 class AccessStack(cdk.Stack):
-    """IAM apart from the data: the role can change (and be reviewed) without touching stateful stacks."""
-
     def __init__(self, scope: Construct, construct_id: str, *, settings: Environment, network: TrainingNetwork,
-                 storage: TrainingStorage, repositories: Sequence[ecr.IRepository], base_image: BaseImage,
-                 pulled_repository_arns: Sequence[str] = (), **kwargs) -> None:
+                 key: kms.IKey, removal_policy: cdk.RemovalPolicy, **kwargs: Any) -> None:
         super().__init__(scope, construct_id, description=f"Training platform access ({settings.name})", **kwargs)
-        groups = [network.security_group]
-        self.execution_role = SageMakerExecutionRole(
-            self, "SageMakerExecution", data_bucket=storage.data_bucket, output_bucket=storage.output_bucket,
-            checkpoint_bucket=storage.checkpoint_bucket, encryption_key=storage.key, repositories=repositories,
-            base_image_repository_arns=sorted({base_image.repository_arn(self.partition), *pulled_repository_arns}),
-            vpc=network.vpc,
-            subnets=network.training_subnets, security_groups=groups,
+        self.training_jobs = TrainingJobsAccess(
+            self, "TrainingJobs", vpc=network.vpc, subnets=network.training_subnets,
+            security_groups=[network.security_group], key=key,
+            retention=retention(settings.log_retention_days), removal_policy=removal_policy,
         )

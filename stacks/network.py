@@ -2,25 +2,33 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import aws_cdk as cdk
-from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from platform_constructs.network import TrainingNetwork
 from compiler.environments import Environment
+from compiler.images import pulled_repositories
+from compiler.model import Workload
+from platform_constructs.network import TrainingNetwork
+from platform_constructs.retention import retention
 
 
 class NetworkStack(cdk.Stack):
-    """VPC, training subnet, EFA-ready and Lustre security groups, VPC endpoints, flow logs."""
+    """VPC, training subnet (sized by cdk.json), EFA-ready and Lustre security groups, VPC endpoints, flow logs."""
 
-    def __init__(self, scope: Construct, construct_id: str, *, settings: Environment, required_private_ips: int,
-                 removal_policy: cdk.RemovalPolicy, **kwargs) -> None:
+    def __init__(self, scope: Construct, construct_id: str, *, settings: Environment,
+                 removal_policy: cdk.RemovalPolicy, workloads: Sequence[Workload] = (), **kwargs: Any) -> None:
         super().__init__(scope, construct_id, description=f"Training platform network ({settings.name})", **kwargs)
         self.network = TrainingNetwork(
             self, "Network",
             availability_zone=settings.availability_zone, availability_zone_id=settings.availability_zone_id,
-            vpc_cidr=settings.vpc_cidr, required_private_ips=required_private_ips,
+            vpc_cidr=settings.vpc_cidr, training_subnet_mask=settings.training_subnet_mask,
             nat_gateway=settings.nat_gateway, lustre=settings.has_fsx,
-            flow_log_retention=logs.RetentionDays.ONE_YEAR if settings.production else logs.RetentionDays.ONE_MONTH,
+            external_data_buckets=settings.external_data_buckets,
+            # The images of other accounts the workloads pull (a spec change updates the policy in place).
+            pulled_repositories=pulled_repositories(workloads, settings.region),
+            flow_log_retention=retention(settings.log_retention_days),
             removal_policy=removal_policy,
         )

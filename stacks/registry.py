@@ -1,37 +1,37 @@
-"""The registry stack of one environment: the project's ECR repositories and their deploy-time image builds."""
+"""The registry stack of one environment: one ECR repository per image this project builds, and its build."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Mapping
+from typing import Any
 
 import aws_cdk as cdk
 from aws_cdk import aws_kms as kms
 from constructs import Construct
 
-from platform_constructs.base_image import BaseImage
-from platform_constructs.registry import TrainingImageRepository
 from compiler.environments import Environment
+from compiler.image_builds import ImageBuild
+from platform_constructs.registry import TrainingImageRepository
+from platform_constructs.retention import retention
 
-TRAINING_DIR = Path(__file__).resolve().parents[1] / "training"
-GPT_TRAINER = "gpt-trainer"
-DOCKERFILE = "Dockerfile"  # in the build context, training/
+
+def construct_id(repository: str) -> str:
+    """A stable construct id for a repository name (gpt-trainer -> GptTrainer)."""
+    return "".join(part.capitalize() for part in repository.replace("/", "-").replace(".", "-").replace("_", "-")
+                   .split("-"))
 
 
 class RegistryStack(cdk.Stack):
-    """One repository per training image (today: gpt-trainer, built from training/docker/Dockerfile)."""
+    """The images of cdk.json's `training-platform:images`, each built from its folder at `cdk deploy`."""
 
-    def __init__(self, scope: Construct, construct_id: str, *, settings: Environment, encryption_key: kms.IKey,
-                 base_image: BaseImage, build_context: Path | None, removal_policy: cdk.RemovalPolicy,
-                 **kwargs) -> None:
-        super().__init__(scope, construct_id, description=f"Training platform images ({settings.name})", **kwargs)
+    def __init__(self, scope: Construct, construct_id_: str, *, settings: Environment, key: kms.IKey,
+                 images: Mapping[str, ImageBuild], removal_policy: cdk.RemovalPolicy, **kwargs: Any) -> None:
+        super().__init__(scope, construct_id_, description=f"Training platform images ({settings.name})", **kwargs)
         self.images: dict[str, TrainingImageRepository] = {
-            GPT_TRAINER: TrainingImageRepository(
-                self, "GptTrainer", encryption_key=encryption_key, build_context=build_context,
-                dockerfile=DOCKERFILE, build_args={"BASE_IMAGE": base_image.uri}, removal_policy=removal_policy,
-            ),
+            name: TrainingImageRepository(
+                self, construct_id(name), encryption_key=key, build_context=build.build_context,
+                dockerfile=build.dockerfile, build_args={"BASE_IMAGE": build.base_image.uri(settings.region)},
+                removal_policy=removal_policy, log_retention=retention(settings.log_retention_days),
+            )
+            for name, build in sorted(images.items())
         }
-
-
-def default_build_context() -> Path | None:
-    """training/ when the training image's Dockerfile exists there, else None (repositories without images)."""
-    return TRAINING_DIR if (TRAINING_DIR / DOCKERFILE).is_file() else None

@@ -26,4 +26,19 @@ def synthesized_app(tmp_path_factory: pytest.TempPathFactory):
     """The whole app synthesized once per session (see tests/synth.py)."""
     from tests.synth import synthesize
 
-    return synthesize(tmp_path_factory.mktemp("cdk.out"), tmp_path_factory.mktemp("training"))
+    return synthesize(tmp_path_factory.mktemp("cdk.out"))
+
+
+
+# The longest test files first: pytest-xdist (scripts/test.sh: `-n auto --dist loadfile`) hands out whole files in
+# collection order, so a long file collected last would run alone at the end while the other worker idles.
+_LONGEST_FIRST = ("tests/trainer/test_training.py", "tests/platform/test_checks.py", "tests/trainer/test_local.py",
+                  "tests/statemachine/test_execution.py", "tests/core/test_sdk_parity.py", "tests/test_review.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        path = item.nodeid.split("::", 1)[0]
+        return _LONGEST_FIRST.index(path) if path in _LONGEST_FIRST else len(_LONGEST_FIRST)
+
+    items.sort(key=rank)  # stable: the order within each file, and of the other files, is kept

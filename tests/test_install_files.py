@@ -16,7 +16,7 @@ import pytest
 from packaging.requirements import InvalidRequirement, Requirement
 
 ROOT = Path(__file__).resolve().parents[1]
-SKIPPED_DIRS = {".venv", "node_modules", ".git", "cdk.out", "build", ".cache"}
+SKIPPED_DIRS = {".venv", ".venv-tools", "node_modules", ".git", "cdk.out", "build", ".cache"}
 NPM_REGISTRY = "https://registry.npmjs.org/"
 # pip options that take a location; -r/-c may name another install file of this repository.
 _LOCATION_OPTIONS = ("-e", "--editable", "-f", "--find-links", "-i", "--index-url", "--extra-index-url")

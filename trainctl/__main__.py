@@ -1,4 +1,4 @@
-"""`python -m trainctl ...`: see training/cli.py."""
+"""`python -m trainctl ...`: see trainctl/cli.py."""
 
 import sys
 

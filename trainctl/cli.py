@@ -1,7 +1,8 @@
-"""Command line for people and reviewers: validate and render workloads, run them locally, summarize a synth.
+"""`trainctl`: the platform's command line (also `python -m trainctl`).
 
-Standard output carries only the command's result (JSON for `render`), so it can be piped;
-logs and warnings go to standard error.
+Standard output carries only a command's result (JSON for `render`, Markdown for `summary` and `review`), so it can
+be piped; progress, warnings and problems go to standard error. A problem with the user's input is a message and
+exit status 1 (2 for wrong usage), never a traceback.
 """
 
 from __future__ import annotations
@@ -10,20 +11,37 @@ import argparse
 import logging
 import os
 import sys
+from collections.abc import Sequence
+
+from compiler.errors import SpecError
+from trainctl import commands, local, review, runs, summary, zones
+
+MODULES = (commands, local, summary, review, zones, runs)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m trainctl", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    from trainctl import commands, local, summary
-
-    for module in (commands, local, summary):  # each registers its subcommands
+    parser = argparse.ArgumentParser(prog="trainctl", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--project-dir", default=None, help="the project (folder with cdk.json); default: found from "
+                        "the working directory")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for module in MODULES:  # each registers its subcommands
         module.add_commands(sub)
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("SAGEMAKER_SUPPRESS_V2_WARNING", "1")
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(message)s")
     args = build_parser().parse_args(argv)
-    return int(args.func(args) or 0)
+    try:
+        return int(args.func(args) or 0)
+    except SpecError as error:
+        print(str(error), file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # the reader of our output went away (e.g. `| head`): not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0

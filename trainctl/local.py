@@ -26,13 +26,15 @@ from typing import Any
 
 import yaml
 
-from compiler.distribution import strategy_name
+from compiler import sourcedir, strategies
+from compiler.errors import SpecError
+from compiler.model import Workload
+from compiler.project import Project
+from compiler.spec import load_spec_workload
 
-REPO = Path(__file__).resolve().parents[1]
-GPT_DIR = REPO / "training"
-SHIPPED_CORPUS = REPO / "trainctl" / "data" / "corpus.txt"
-DEFAULT_DATA_DIR = REPO / "build" / "data" / "corpus"
-RUNS_DIR = REPO / "build" / "local-runs"
+SHIPPED_CORPUS = Path(__file__).resolve().parent / "data" / "corpus.txt"  # package data of trainctl
+DATA_DIR = Path("build") / "data" / "corpus"  # relative to the project
+RUNS_DIR = Path("build") / "local-runs"
 HOST = "algo-1"  # SageMaker's name for the first (here: only) host
 DEFAULT_TOKENS_PER_SHARD = 1 << 20
 # --smoke: a minute-long run of the workload's code path on a laptop CPU (explicit -p overrides still win).
@@ -40,21 +42,12 @@ SMOKE = {"model": "tiny", "max_steps": 20, "seq_len": 128, "micro_batch_size": 4
          "log_every": 5, "checkpoint_every": 10}
 
 
-def _shards():
-    """The trainer's shard module: training/gpt is shipped alone, so it is not importable as training.gpt."""
-    if str(GPT_DIR) not in sys.path:
-        sys.path.insert(0, str(GPT_DIR))
-    from gptlm import shards
-
-    return shards
-
-
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
     run = subparsers.add_parser(
         "run-local", help="run a workload's entry point here, under the SageMaker container's contract",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    run.add_argument("workload", help="workload name (training/workloads/NAME.yaml) or path to a YAML spec")
+    run.add_argument("workload", help="workload name (workloads/NAME.yaml) or path to a YAML spec")
     run.add_argument("--nproc", type=int, default=None,
                      help="processes to launch (default: the local GPU count, or 2 on CPU)")
     run.add_argument("--channel", action="append", default=[], metavar="NAME=PATH",
@@ -76,9 +69,9 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
                                  description="Tokenize a UTF-8 text file (byte-level, vocabulary 256) into shards "
                                              "the trainer memory-maps. Upload the folder to S3 or FSx for jobs.")
     prep.add_argument("--input", type=Path, default=SHIPPED_CORPUS,
-                      help=f"text file (default: the shipped corpus, {SHIPPED_CORPUS.relative_to(REPO)})")
-    prep.add_argument("--output", type=Path, default=DEFAULT_DATA_DIR,
-                      help=f"folder for the shards (default: {DEFAULT_DATA_DIR.relative_to(REPO)})")
+                      help="text file (default: the shipped public-domain corpus)")
+    prep.add_argument("--output", type=Path, default=None,
+                      help=f"folder for the shards (default: {DATA_DIR} in the project)")
     prep.add_argument("--tokens-per-shard", type=int, default=DEFAULT_TOKENS_PER_SHARD,
                       help="tokens in each shard file (default: %(default)s)")
     prep.set_defaults(func=prep_data)
@@ -88,23 +81,31 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
 
 
 def prep_data(args: argparse.Namespace) -> int:
-    shards = _shards()
+    from gptlm import shards  # numpy: imported by the commands that need it, not by every trainctl command
+
+    output = args.output or _project(args).root / DATA_DIR
     try:
-        paths = shards.shards_from_text_file(args.input, args.output, args.tokens_per_shard)
+        paths = shards.shards_from_text_file(args.input, output, args.tokens_per_shard)
     except shards.DataError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     tokens = sum((p.stat().st_size - shards.HEADER_BYTES) // shards.TOKEN_DTYPE.itemsize for p in paths)
-    print(f"wrote {len(paths)} shard(s), {tokens} tokens, to {args.output}")
+    print(f"wrote {len(paths)} shard(s), {tokens} tokens, to {output}")
     return 0
 
 
-def ensure_default_data() -> Path:
-    """The shipped corpus as shards, written on first use."""
-    shards = _shards()
-    if not list(DEFAULT_DATA_DIR.glob("*.bin")):
-        shards.shards_from_text_file(SHIPPED_CORPUS, DEFAULT_DATA_DIR, DEFAULT_TOKENS_PER_SHARD)
-    return DEFAULT_DATA_DIR
+def ensure_default_data(project: Project) -> Path:
+    """The shipped corpus as shards in the project's build folder, written on first use."""
+    from gptlm import shards
+
+    folder = project.root / DATA_DIR
+    if not list(folder.glob("*.bin")):
+        shards.shards_from_text_file(SHIPPED_CORPUS, folder, DEFAULT_TOKENS_PER_SHARD)
+    return folder
+
+
+def _project(args: argparse.Namespace) -> Project:
+    return Project(Path(args.project_dir).resolve()) if getattr(args, "project_dir", None) else Project.find()
 
 
 # -- the container contract -------------------------------------------------------------------------------------
@@ -140,18 +141,7 @@ def toolkit_args(hyperparameters: Mapping[str, Any]) -> list[str]:
     return args
 
 
-def strategy(distribution: Mapping[str, Any]) -> str:
-    """smp | smddp | mpi | torchrun | none: which SageMaker launcher the workload's distribution selects.
-
-    Derived from `distribution.strategy_name`, the compiler's one reading of a distribution.
-    """
-    name = strategy_name(dict(distribution))
-    if name.startswith("smp"):
-        return "smp"
-    return {"smddp": "smddp", "pytorchddp": "smddp", "mpi": "mpi", "torch_distributed": "torchrun"}.get(name, "none")
-
-
-def sm_environment(workload: Any, hyperparameters: Mapping[str, Any], channels: Mapping[str, Path], out: Path,
+def sm_environment(workload: Workload, hyperparameters: Mapping[str, Any], channels: Mapping[str, Path], out: Path,
                    args: list[str], num_gpus: int) -> dict[str, str]:
     """The SM_* variables the training toolkit sets (sagemaker_training.environment.to_env_vars)."""
     env = {
@@ -161,7 +151,7 @@ def sm_environment(workload: Any, hyperparameters: Mapping[str, Any], channels: 
         "SM_INPUT_DIR": str(out / "input"),
         "SM_CHECKPOINT_DIR": str(out / "checkpoints"),  # the trainer's override of /opt/ml/checkpoints
         "SM_MODULE_DIR": str(out / "code"),
-        "SM_USER_ENTRY_POINT": workload.entry_point,
+        "SM_USER_ENTRY_POINT": workload.code.program if workload.code else "",
         "SM_CHANNELS": json.dumps(sorted(channels)),
         "SM_HPS": json.dumps(dict(hyperparameters), sort_keys=True),
         "SM_HOSTS": json.dumps([HOST]),
@@ -188,8 +178,8 @@ def _local_gpus() -> int:
     return torch.cuda.device_count() if torch.cuda.is_available() else 0
 
 
-def _resolve_channels(workload: Any, given: dict[str, str], data_channel: str) -> dict[str, Path]:
-    declared = set(workload.inputs)
+def _resolve_channels(workload: Workload, given: dict[str, str], data_channel: str, project: Project) -> dict[str, Path]:
+    declared = {c.name for c in workload.inputs}
     unknown = sorted(set(given) - declared)
     if unknown:
         raise LocalRunError(f"--channel {unknown[0]}: the workload has no input channel {unknown[0]!r}; its channels "
@@ -202,33 +192,52 @@ def _resolve_channels(workload: Any, given: dict[str, str], data_channel: str) -
                 raise LocalRunError(f"--channel {name}={given[name]}: folder does not exist")
             channels[name] = path
         elif name == data_channel:
-            channels[name] = ensure_default_data()
+            channels[name] = ensure_default_data(project)
         else:
             raise LocalRunError(f"input channel {name!r} has no local folder: pass --channel {name}=PATH")
     return channels
 
 
-def prepare(args: argparse.Namespace) -> tuple[list[str], dict[str, str], Path, list[str]]:
-    """Command, environment, output folder and notes for a local run (no process started)."""
-    from compiler.spec import load_workload
-
-    workload = load_workload(args.workload)
-    notes: list[str] = []
-    overrides = {k: yaml.safe_load(v) if v.strip() else "" for k, v in
-                 parse_pairs(args.hyperparameter, "--hyperparameter").items()}
-    hyperparameters = {**workload.hyperparameters, **(SMOKE if args.smoke else {}), **overrides}
-    kind = strategy(workload.distribution)
-    if kind == "smp":
-        if not args.without_model_parallel:
+def _launch_notes(workload: Workload, without_model_parallel: bool) -> list[str]:
+    """What differs from SageMaker in this local run; refuses what cannot run here."""
+    plan = strategies.launch_plan(workload)
+    if plan.name.startswith("smp"):
+        if not without_model_parallel:
             raise LocalRunError("this workload uses SageMaker model parallel (SMP), which exists only in SageMaker's "
                                 "containers; pass --without-model-parallel to run its entry point as plain data "
                                 "parallel here")
-        notes.append("SMP model parallelism is off locally: the entry point runs as data parallel")
-    elif kind == "smddp":
-        notes.append("SMDDP collectives are replaced by gloo/NCCL locally (same DDP code path)")
-    elif kind == "mpi":
-        notes.append("mpirun is replaced by torchrun locally (the trainer reads either launcher's variables)")
+        return ["SMP model parallelism is off locally: the entry point runs as data parallel"]
+    if plan.local_launcher is None:
+        raise LocalRunError(f"the {plan.name} launcher exists only in SageMaker's containers; run-local starts PyTorch "
+                            "entry points with torchrun")
+    notes = {"smddp": "SMDDP collectives are replaced by gloo/NCCL locally (same DDP code path)",
+             "pytorchddp": "SMDDP collectives are replaced by gloo/NCCL locally (same DDP code path)",
+             "mpi": "mpirun is replaced by torchrun locally (the trainer reads either launcher's variables)"}
+    return [notes[plan.name]] if plan.name in notes else []
 
+
+def _copy_code(workload: Workload, project: Project, target: Path) -> None:
+    """The files the job's code bundle would hold, copied where the entry point runs from (like /opt/ml/code)."""
+    code = workload.code
+    if code is None:
+        raise LocalRunError("this workload ships no code (an image-only estimator): nothing to run here")
+    scan = sourcedir.scan(code.source_dir, code.entry_point_path, code.dependencies, project.root)
+    if scan.problems:
+        raise LocalRunError("; ".join(scan.problems))
+    for entry in scan.entries:
+        destination = target / entry.arcname
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(entry.path, destination)
+
+
+def prepare(args: argparse.Namespace) -> tuple[list[str], dict[str, str], Path, list[str]]:
+    """Command, environment, output folder and notes for a local run (no process started)."""
+    project = _project(args)
+    workload = load_spec_workload(project, args.workload)
+    overrides = {k: yaml.safe_load(v) if v.strip() else "" for k, v in
+                 parse_pairs(args.hyperparameter, "--hyperparameter").items()}
+    hyperparameters = {**workload.hyperparameters, **(SMOKE if args.smoke else {}), **overrides}
+    notes = _launch_notes(workload, args.without_model_parallel)
     gpus = _local_gpus()
     nproc = args.nproc or (gpus or 2)
     if nproc < 1:
@@ -238,31 +247,27 @@ def prepare(args: argparse.Namespace) -> tuple[list[str], dict[str, str], Path, 
     if not gpus and hyperparameters.get("model", "tiny") != "tiny":
         notes.append(f"model {hyperparameters.get('model')} on CPU is slow: add --smoke (or -p model=tiny "
                      "-p max_steps=20) to check the code path in seconds")
-    if kind == "none" and nproc > 1:
+    if strategies.launch_plan(workload).name == "none" and nproc > 1:
         notes.append(f"SageMaker starts one process per host for this workload (no distribution); running {nproc}")
-
     channels = _resolve_channels(workload, parse_pairs(args.channel, "--channel"),
-                                 str(hyperparameters.get("data_channel", "train")))
-    out = (args.output or RUNS_DIR / f"{workload.name}-{time.strftime('%Y%m%d-%H%M%S')}").resolve()
+                                 str(hyperparameters.get("data_channel", "train")), project)
+    out = (args.output or project.root / RUNS_DIR / f"{workload.name}-{time.strftime('%Y%m%d-%H%M%S')}").resolve()
     for sub in ("model", "output/data", "checkpoints", "input"):
         (out / sub).mkdir(parents=True, exist_ok=True)
-    shutil.copytree(workload.source_dir, out / "code", dirs_exist_ok=True,
-                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache"))
-
+    _copy_code(workload, project, out / "code")
     cli_args = toolkit_args(hyperparameters)
-    env = {**os.environ, **{k: str(v) for k, v in workload.environment.items()},
+    env = {**os.environ, **{k: str(v) for k, v in (workload.environment or {}).items()},
            **sm_environment(workload, hyperparameters, channels, out, cli_args, gpus)}
     env.setdefault("OMP_NUM_THREADS", "1")
     env["PYTHONUNBUFFERED"] = "1"
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    assert workload.code is not None
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(nproc),
-               workload.entry_point, *cli_args]
+               workload.code.program, *cli_args]
     return command, env, out, notes
 
 
 def run_local(args: argparse.Namespace) -> int:
-    from compiler.errors import SpecError
-
     try:
         command, env, out, notes = prepare(args)
     except (SpecError, LocalRunError) as exc:

@@ -9,12 +9,17 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from compiler import catalog
+from compiler import catalog, strategies
+from compiler.describe import fallback_costs
 from compiler.errors import SpecError
+from compiler.model import Workload
+from compiler.project import Project
+from compiler.spec import load_workloads
 
 
 @dataclass(frozen=True)
@@ -65,44 +70,50 @@ def nag_status(outdir: Path) -> str:
     return "; ".join(lines) if lines else "cdk-nag: the report lists no plugin"
 
 
-def _inputs(workload: Any) -> str:
+def _inputs(workload: Workload) -> str:
     parts = []
-    for channel in workload.inputs.values():
+    for channel in workload.inputs:
         where = f"FSx {channel.directory_path}" if channel.kind == "fsx" else f"S3 {channel.s3_data}"
-        parts.append(f"{channel.channel}: {where}")
+        parts.append(f"{channel.name}: {where}")
     return "; ".join(parts) or "none"
 
 
-def workload_rows(names: list[str], workloads: dict[str, Any]) -> list[str]:
-    rows = ["| Workload | Instances | GPUs | Strategy | EFA | Inputs | Est. $/hour |",
-            "|---|---|---|---|---|---|---|"]
-    total = 0.0
+def money(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:,.2f}"
+
+
+def workload_rows(names: list[str], workloads: dict[str, Workload], stacks: dict[str, str]) -> list[str]:
+    rows = ["| Workload | Stack | Instances | GPUs | Strategy | EFA | Inputs | Est. $/hour |",
+            "|---|---|---|---|---|---|---|---|"]
+    total: float | None = 0.0
     for name in names:
         w = workloads.get(name)
         if w is None:
-            rows.append(f"| {name} | (no spec in training/workloads) | | | | | |")
+            rows.append(f"| {name} | {stacks.get(name, '')} | (no spec in workloads/) | | | | | |")
             continue
-        instance = catalog.CATALOG[w.instance_type]
-        hourly = catalog.hourly_cost(w.instance_type, w.instance_count)
-        total += hourly
-        rows.append(
-            f"| {name} | {w.instance_type} x {w.instance_count} | {instance.accelerators * w.instance_count} "
-            f"| {w.strategy} | {'on' if instance.has_efa else 'off'} | {_inputs(w)} | {hourly:,.2f} |"
-        )
-    rows.append(f"| **all at once** | | | | | | **{total:,.2f}** |")
+        instance = w.instance
+        hourly = w.compute.hourly_cost()
+        total = None if total is None or hourly is None else total + hourly
+        shape = " + ".join(f"{g.instance_type} x {g.instance_count}" for g in w.compute.groups)
+        gpus = sum(g.instance.accelerators * g.instance_count for g in w.compute.groups)
+        fallbacks = "".join(f"<br>fallback {t}: {money(c)}" for t, c in fallback_costs(w).items())
+        rows.append(f"| {name} | {stacks.get(name, '')} | {shape} | {gpus} | {strategies.launch_plan(w).name} "
+                    f"| {'on' if instance.has_efa else 'off'} | {_inputs(w)} | {money(hourly)}{fallbacks} |")
+    rows.append(f"| **all at once** | | | | | | | **{money(total)}** |")
     return rows
 
 
-def render_summary(outdir: Path, workloads: dict[str, Any]) -> str:
+def render_summary(outdir: Path, workloads: dict[str, dict[str, Workload]], warnings: Sequence[str] = ()) -> str:
     envs = read_assembly(outdir)
     if not envs:
         raise SpecError([])
     out = [f"## Training platform review summary (`{outdir}`)", ""]
     for env, stacks in envs.items():
-        names = sorted(n.removeprefix(f"{env}-") for s in stacks for n in s.state_machines)
+        where = {n.removeprefix(f"{env}-"): s.name.split("/")[-1] for s in stacks for n in s.state_machines}
+        names = sorted(where)
         resources = sum(s.resources for s in stacks)
         largest = max(stacks, key=lambda s: s.template_bytes)
-        out += [f"### {env}", "", *workload_rows(names, workloads), "",
+        out += [f"### {env}", "", *workload_rows(names, workloads.get(env, {}), where), "",
                 f"{len(stacks)} stacks, {resources} resources; largest template {largest.name} "
                 f"({largest.template_bytes / 1024:.0f} KiB of CloudFormation's 1 MiB), most resources "
                 f"{max(s.resources for s in stacks)} (limit 500).", "",
@@ -111,20 +122,21 @@ def render_summary(outdir: Path, workloads: dict[str, Any]) -> str:
                 for s in stacks]
         out.append("")
     out += [f"Prices: {catalog.PRICE_REGION} on-demand list prices as of {catalog.PRICES_AS_OF} "
-            "(training/core/catalog.py).", "", nag_status(outdir)]
+            "(compiler/data/instance_types.csv; n/a where no price is verified).", "", nag_status(outdir)]
+    if warnings:
+        out += ["", "#### Warnings", "", *(f"- {w}" for w in warnings)]
     return "\n".join(out)
 
 
 def _run(args: argparse.Namespace) -> int:
-    from compiler.spec import load_all_workloads
-
+    project = Project(Path(args.project_dir).resolve()) if getattr(args, "project_dir", None) else Project.find()
     outdir = Path(args.cdk_out)
     if not (outdir / "manifest.json").is_file():
         print(f"no cloud assembly in {outdir}: run `npx cdk synth` first (or pass --cdk-out DIR)")
         return 2
-    workloads = {w.name: w for w in load_all_workloads()}
+    loaded = load_workloads(project, project.environments())
     try:
-        print(render_summary(outdir, workloads))
+        print(render_summary(outdir, loaded.by_environment, loaded.warnings))
     except SpecError:
         print(f"{outdir} holds no environment assembly (assembly-<env>/): was it synthesized by app.py?")
         return 2
@@ -132,7 +144,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def add_commands(subparsers: Any) -> None:
-    """Register `summary` on the CLI (training/cli.py)."""
+    """Register `summary` on the CLI (trainctl/cli.py)."""
     parser = subparsers.add_parser("summary", help="print the review summary of a synthesized cloud assembly")
     parser.add_argument("--cdk-out", default="cdk.out", help="the cloud assembly folder (default: cdk.out)")
     parser.set_defaults(func=_run)

@@ -1,4 +1,4 @@
-"""Helpers for spec tests: a valid base spec in a temporary folder, mutated one field at a time."""
+"""Helpers for spec tests: a valid base spec in a temporary project, changed one field at a time."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 
-from compiler.environments import load_environments
 from compiler.errors import SpecError
-from compiler.spec import Workload, parse_workload
+from compiler.model import Workload
+from compiler.spec import parse_workload
+from tests.project import ENVIRONMENTS
 
 BASE: dict[str, Any] = {
     "name": "demo",
@@ -36,23 +37,27 @@ def spec_dir(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def envs():
-    return load_environments()
+    return ENVIRONMENTS
+
+
+def build(spec_dir: Path, raw: dict[str, Any]) -> Workload:
+    return parse_workload(raw, source="demo.yaml", spec_dir=spec_dir, project_root=spec_dir)
 
 
 @pytest.fixture
 def make(spec_dir: Path):
     """Build a workload from BASE with changes; a value of ... removes the key."""
 
-    def build(**changes: Any) -> Workload:
+    def make_workload(**changes: Any) -> Workload:
         raw = copy.deepcopy(BASE)
         for key, value in changes.items():
             if value is ...:
                 raw.pop(key, None)
             else:
                 raw[key] = value
-        return parse_workload(raw, source="demo.yaml", base_dir=spec_dir)
+        return build(spec_dir, raw)
 
-    return build
+    return make_workload
 
 
 @pytest.fixture

@@ -9,20 +9,27 @@ from pathlib import Path
 
 import pytest
 
-from compiler.spec import workload_files
+from tests.project import ROOT, SHIPPED
 
-ROOT = Path(__file__).resolve().parents[2]
+TRAINCTL = Path(sys.executable).with_name("trainctl")
 
 
-def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "trainctl", *args], cwd=ROOT, capture_output=True, text=True,
+def run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "trainctl", *args], cwd=cwd, capture_output=True, text=True,
                           timeout=120)
 
 
 def test_validate_accepts_the_shipped_workloads():
     result = run("validate")
     assert result.returncode == 0, result.stderr
-    assert f"{len(workload_files())} workloads valid" in result.stdout
+    assert f"{len(SHIPPED)} workloads valid" in result.stdout
+
+
+def test_trainctl_is_an_installed_command_that_finds_the_project_from_a_subfolder():
+    assert TRAINCTL.is_file(), "the README set-up installs the trainctl console script into .venv/bin"
+    result = subprocess.run([str(TRAINCTL), "validate"], cwd=ROOT / "workloads", capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
 
 
 def test_validate_reports_every_broken_file_and_exits_1(tmp_path):
@@ -33,14 +40,14 @@ def test_validate_reports_every_broken_file_and_exits_1(tmp_path):
     (tmp_path / "train.py").write_text("")
     result = run("validate", "--directory", str(tmp_path))
     assert result.returncode == 1
-    assert "a.yaml: instance_type: 'ml.p4d.24xlarg' is not in the instance catalog; did you mean 'ml.p4d.24xlarge'" \
-        in result.stderr
+    assert "a.yaml: instance_type: 'ml.p4d.24xlarg' is not a SageMaker training instance type; did you mean " \
+        "'ml.p4d.24xlarge'" in result.stderr
     assert "b.yaml: instance_cout: unknown key; did you mean 'instance_count'?" in result.stderr
     assert "Traceback" not in result.stderr and result.stdout == ""
 
 
 def test_render_prints_only_json_with_placeholders():
-    name = workload_files()[0].stem
+    name = SHIPPED[0].stem
     result = run("render", name, "--env", "dev")
     assert result.returncode == 0, result.stderr
     request = json.loads(result.stdout)
@@ -57,3 +64,22 @@ def test_render_errors_are_messages_not_tracebacks(args, message):
     result = run(*args)
     assert result.returncode != 0
     assert message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_render_runs_the_full_service_model_check(tmp_path):
+    project = tmp_path / "project"
+    (project / "workloads").mkdir(parents=True)
+    for name in ("cdk.json", "cdk.context.json"):
+        (project / name).write_text((ROOT / name).read_text())
+    (project / "workloads" / "t.yaml").write_text(
+        "name: t\nimage_uri: 123456789012.dkr.ecr.us-east-1.amazonaws.com/x:1\ninstance_type: ml.m5.xlarge\n"
+        "container_arguments: ['" + "a" * 300 + "']\n")
+    result = run("render", "t", "--env", "dev", cwd=project)
+    assert result.returncode == 1 and result.stdout == ""
+    assert "at most 256 characters" in result.stderr or "max 256" in result.stderr
+
+
+def test_outside_a_project_the_message_says_so(tmp_path):
+    result = run("validate", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "no cdk.json here or in a parent folder" in result.stderr and "Traceback" not in result.stderr

@@ -7,10 +7,11 @@ import json
 
 import pytest
 
-from compiler.environments import CDK_JSON, CONTEXT_KEY, load_environments, parse_environments
+from compiler.environments import CONTEXT_KEY, parse_environments, zone_problems
 from compiler.errors import SpecError
+from tests.project import ENVIRONMENTS, PROJECT
 
-SHIPPED = json.loads(CDK_JSON.read_text())["context"][CONTEXT_KEY]
+SHIPPED = json.loads(PROJECT.cdk_json.read_text())["context"][CONTEXT_KEY]
 
 
 def _broken(env: str, **changes):
@@ -25,7 +26,7 @@ def _broken(env: str, **changes):
 
 
 def test_shipped_environments_pin_one_az_each():
-    envs = load_environments()
+    envs = ENVIRONMENTS
     assert {"dev", "prod"} <= set(envs)
     for env in envs.values():
         assert env.availability_zone.startswith(env.region)
@@ -72,3 +73,48 @@ def test_scratch_cannot_be_backed_up():
 
 def test_unknown_environment_key():
     assert "dev.regoin: unknown key" in _broken("dev", regoin="x")
+
+
+def test_the_training_subnet_is_sized_by_the_environment():
+    assert "training_subnet_mask" in _broken("dev", training_subnet_mask=12)
+    assert "does not fit" in _broken("dev", vpc_cidr="10.20.0.0/24", training_subnet_mask=24)
+    assert all(env.training_subnet_mask == 24 for env in ENVIRONMENTS.values())
+
+
+def test_vpc_cidr_must_be_a_private_block():
+    assert "private IPv4 block" in _broken("dev", vpc_cidr="8.8.0.0/16")
+    assert "is not an IPv4 network" in _broken("dev", vpc_cidr="10.20.0.0/33")
+
+
+def test_log_retention_is_one_cloudwatch_allows():
+    assert "one of 1, 3, 5" in _broken("dev", log_retention_days=42)
+
+
+def test_external_buckets_are_names_not_uris():
+    assert "not an S3 bucket name" in _broken("dev", external_data_buckets=["s3://datasets"])
+
+
+def test_training_plans_name_what_they_reserve():
+    text = _broken("prod", training_plans={"h100": {"arn": "not-an-arn", "instance_type": "ml.p5.48xlarge"}})
+    assert "training plan ARN" in text and "instance_count: is required" in text
+
+
+def test_inter_container_encryption_is_on_by_default_in_production():
+    assert ENVIRONMENTS["prod"].encrypt_inter_container_traffic
+    assert not ENVIRONMENTS["dev"].encrypt_inter_container_traffic
+
+
+def test_a_missing_zone_lookup_names_the_command_to_run():
+    [problem] = zone_problems({}, {"dev": ENVIRONMENTS["dev"]})
+    assert "trainctl lookup-zones --env dev" in str(problem)
+    assert problem.field == "availability-zones:account=111111111111:region=us-east-1"
+
+
+def test_a_zone_the_account_does_not_have_is_refused():
+    context = {ENVIRONMENTS["dev"].context_lookup_key(): ["us-east-1b", "us-east-1c"]}
+    [problem] = zone_problems(context, {"dev": ENVIRONMENTS["dev"]})
+    assert problem.field == "dev.availability_zone" and "us-east-1b, us-east-1c" in str(problem)
+
+
+def test_the_shipped_zones_are_cached():
+    assert zone_problems(PROJECT.context(), ENVIRONMENTS) == []

@@ -1,46 +1,63 @@
 """The compiler builds the same CreateTrainingJob request as the real SageMaker Python SDK v2.
 
-For each case, one spec goes two ways: through `parse_workload` + `compile_request` (placeholders then
-filled with deploy-time values), and, as the same estimator arguments with the same deploy-time values,
-through the real `sagemaker==2.257.7` estimator's `fit()` (captured offline by tests/sdk_reference.py).
-HyperParameters must be identical; every other field equal, except the differences listed in
-ALLOWED_DIFFERENCES, each with its reason. Every compiled request also passes the full service-model
-validation, and so does every shipped workload in every environment.
+For each case, one spec goes two ways: through `parse_workload`, the environment's rules and `compile_request`
+(placeholders then filled with deploy-time values), and, as the same estimator arguments with the same
+deploy-time values, through the real `sagemaker==2.257.7` estimator's `fit()` (captured offline by
+tests/sdk_reference.py, which also maps the spec's mappings to the SDK's objects). HyperParameters must be
+identical; every other field equal, except the differences listed in ALLOWED_DIFFERENCES, each with its reason.
+Every compiled request also passes the full service-model validation, and so does every shipped workload in
+every environment. What the SDK refuses, the spec refuses, naming the field.
 """
 
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
+import dataclasses
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+from botocore.exceptions import ParamValidationError
 
-from tests import sdk_reference as sdk
-from compiler import catalog, placeholders, service_model
-from compiler.environments import Environment, load_environments
+from compiler import placeholders, service_model
+from compiler.environments import Environment
 from compiler.errors import SpecError
+from compiler.model import Workload
+from compiler.reader import Findings
 from compiler.request import TAG_ENVIRONMENT, TAG_WORKLOAD, compile_request
-from compiler.spec import SDK_KEYS, load_workload_file, parse_workload, workload_files
+from compiler.rules import check_in_environment
+from compiler.spec import parse_workload, read_spec_file
+from compiler.spec.keys import SDK_ARGUMENTS
+from tests import sdk_reference as sdk
+from tests.project import ENVIRONMENTS, PROJECT, SHIPPED, loaded
 
-ACCOUNT = sdk.ACCOUNT
 RUN_ID = sdk.RUN_ID
-FSX_MOUNT = sdk.FSX_MOUNT
 VALUES = sdk.DEPLOY_VALUES
 values_for = sdk.deploy_values
 
-
-@pytest.fixture(scope="module")
-def dev() -> Environment:
-    return load_environments()["dev"]
+# dev, with the external buckets the cases read from allowed (an environment rule: inputs.<channel> and
+# model_uri may name only buckets the environment lets its roles read).
+EXTERNAL_BUCKETS = ("my-datasets", "my-models")
+DEV = dataclasses.replace(ENVIRONMENTS["dev"], external_data_buckets=EXTERNAL_BUCKETS)
+# An environment that encrypts traffic between training nodes unless a spec says otherwise (with a reason).
+ENCRYPTING = dataclasses.replace(DEV, name="secure", encrypt_inter_container_traffic=True)
+# Keys must be ARNs of the environment's account and region (another environment rule).
+DEV_KEY = f"arn:aws:kms:{DEV.region}:{DEV.account}:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+DEV_KEY_2 = f"arn:aws:kms:{DEV.region}:{DEV.account}:key/abcd1234-12ab-34cd-56ef-1234567890ab"
+TRAINING_PLAN = f"arn:aws:sagemaker:{DEV.region}:{DEV.account}:training-plan/gpt-reserved-p5"
 
 
 @pytest.fixture(scope="module")
 def code_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    directory = tmp_path_factory.mktemp("code")
+    """A project: train.py beside the specs, a source_dir `src`, and a dependency folder `lib/helpers`."""
+    directory = tmp_path_factory.mktemp("project")
     (directory / "train.py").write_text("print('training')\n")
+    (directory / "src").mkdir()
+    (directory / "src" / "train.py").write_text("import model\n")
+    (directory / "src" / "model.py").write_text("LAYERS = 12\n")
+    (directory / "lib" / "helpers").mkdir(parents=True)
+    (directory / "lib" / "helpers" / "__init__.py").write_text("")
     return directory
 
 
@@ -72,17 +89,21 @@ SMP_V1_PARAMETERS = {
     "optimize": "speed",
     "ddp": True,
 }
+# SMP v2 as AWS's current notebooks configure it (torch.sagemaker under torchrun).
+SMP_V2_PARAMETERS = {"hybrid_shard_degree": 16, "sm_activation_offloading": True, "tensor_parallel_degree": 1,
+                     "activation_loading_horizon": 2}
 
 
 @dataclass(frozen=True)
 class Case:
     id: str
     spec: dict[str, Any]
-    channels: dict[str, Any] = field(default_factory=dict)
+    env: Environment = DEV
+    warns: tuple[str, ...] = ()  # fields the compiler must warn about (accepted, with a warning)
 
 
 def _spec(name: str, **values: Any) -> dict[str, Any]:
-    return {"name": name, "entry_point": "train.py", **values}
+    return {"name": name, "entry_point": "train.py", "source_dir": "src", **values}
 
 
 PYTORCH_2_3 = {"framework": "pytorch", "framework_version": "2.3.0", "py_version": "py311"}
@@ -90,15 +111,21 @@ PYTORCH_2_2 = {"framework": "pytorch", "framework_version": "2.2.0", "py_version
 TENSORFLOW = {"framework": "tensorflow", "framework_version": "2.14", "py_version": "py310"}
 HUGGINGFACE = {"framework": "huggingface", "transformers_version": "4.36", "pytorch_version": "2.1",
                "py_version": "py310"}
+HUGGINGFACE_FULL = {"framework": "huggingface", "transformers_version": "4.36.0", "pytorch_version": "2.1.0",
+                    "py_version": "py310"}
+TORCHRUN = {"torch_distributed": {"enabled": True}}
+DLC = "763104351884.dkr.ecr.us-east-1.amazonaws.com"
+OWN_IMAGE = f"{DLC.replace('763104351884', '111111111111')}/gpt-trainer:2024-11-01"
+NEURON_IMAGE = f"{DLC}/pytorch-training-neuronx:2.1.2-neuronx-py310-sdk2.20.0-ubuntu20.04"
 
 STRATEGY_CASES = [
     Case("torch_distributed", _spec(
         "gpt-torchrun", **PYTORCH_2_3, instance_type="ml.p4d.24xlarge", instance_count=2,
-        distribution={"torch_distributed": {"enabled": True}}, hyperparameters=EVERY_JSON_TYPE,
+        distribution=TORCHRUN, hyperparameters=EVERY_JSON_TYPE,
     )),
     Case("torch_distributed on p5en (EFA variables added)", _spec(
         "gpt-p5en", **PYTORCH_2_3, instance_type="ml.p5en.48xlarge", instance_count=4,
-        distribution={"torch_distributed": {"enabled": True}}, hyperparameters={"epochs": 1},
+        distribution=TORCHRUN, hyperparameters={"epochs": 1},
     )),
     Case("smdistributed dataparallel", _spec(
         "gpt-smddp", **PYTORCH_2_2, instance_type="ml.p4d.24xlarge", instance_count=2,
@@ -114,15 +141,30 @@ STRATEGY_CASES = [
         },
         hyperparameters={"epochs": 1, "fp16": True},
     )),
-    Case("smdistributed modelparallel v2 (torch_distributed)", _spec(
+    Case("smdistributed modelparallel v2 (torch_distributed, PyTorch 2.2.0)", _spec(
         "gpt-smp-v2", **PYTORCH_2_2, instance_type="ml.p4d.24xlarge", instance_count=2,
-        distribution={
-            "torch_distributed": {"enabled": True},
-            "smdistributed": {"modelparallel": {"enabled": True, "parameters": {
-                "hybrid_shard_degree": 16, "sm_activation_offloading": True, "tensor_parallel_degree": 1,
-            }}},
-        },
+        distribution={**TORCHRUN, "smdistributed": {"modelparallel": {"enabled": True, "parameters": {
+            "hybrid_shard_degree": 16, "sm_activation_offloading": True, "tensor_parallel_degree": 1,
+        }}}},
         hyperparameters={"epochs": 1},
+    )),
+    Case("SMP v2 image 2.4.1 on p4d (the SMP image catalog)", _spec(
+        "llama-smp-241", framework="pytorch", framework_version="2.4.1", py_version="py311",
+        instance_type="ml.p4d.24xlarge", instance_count=4,
+        distribution={**TORCHRUN, "smdistributed": {"modelparallel": {"enabled": True,
+                                                                      "parameters": SMP_V2_PARAMETERS}}},
+        hyperparameters={"max_steps": 100, "bf16": 1},
+    )),
+    Case("SMP v2 image 2.3.1 on p5", _spec(
+        "llama-smp-231", framework="pytorch", framework_version="2.3.1", py_version="py311",
+        instance_type="ml.p5.48xlarge", instance_count=2,
+        distribution={"smdistributed": {"modelparallel": {"enabled": True, "parameters": {
+            "hybrid_shard_degree": 8, "tensor_parallel_degree": 2}}}, **TORCHRUN},
+    )),
+    Case("SMP v2 without parameters (no mp_parameters sent)", _spec(
+        "llama-smp-bare", framework="pytorch", framework_version="2.4.1", py_version="py311",
+        instance_type="ml.p4d.24xlarge", instance_count=2,
+        distribution={**TORCHRUN, "smdistributed": {"modelparallel": {"enabled": True}}},
     )),
     Case("mpi (Horovod, TensorFlow, custom MPI options)", _spec(
         "resnet-horovod", **TENSORFLOW, instance_type="ml.p3.16xlarge", instance_count=2,
@@ -131,7 +173,7 @@ STRATEGY_CASES = [
             "custom_mpi_options": "-verbose --NCCL_DEBUG=INFO -x HOROVOD_HIERARCHICAL_ALLREDUCE=1",
         }},
         hyperparameters={"epochs": 10, "batch_size": 256},
-    )),
+    ), warns=("instance_type",)),
     Case("mpi (PyTorch, no processes_per_host)", _spec(
         "gpt-mpi", **PYTORCH_2_3, instance_type="ml.g5.48xlarge", instance_count=2,
         distribution={"mpi": {"enabled": True}},
@@ -145,11 +187,19 @@ STRATEGY_CASES = [
         distribution={"pytorchddp": {"enabled": True}},
         hyperparameters={"model_name_or_path": "bert-base-uncased", "num_train_epochs": 3, "fp16": True},
     )),
+    Case("torch_distributed (HuggingFace, full versions)", _spec(
+        "bert-hf-torchrun", **HUGGINGFACE_FULL, instance_type="ml.g5.12xlarge", instance_count=2,
+        distribution=TORCHRUN, hyperparameters={"model_name_or_path": "bert-base-uncased"},
+    )),
+    Case("smdistributed dataparallel (HuggingFace: the base framework's versions)", _spec(
+        "bert-hf-smddp", **HUGGINGFACE_FULL, instance_type="ml.p4d.24xlarge", instance_count=2,
+        distribution={"smdistributed": {"dataparallel": {"enabled": True}}},
+    )),
     Case("parameter_server", _spec(
         "resnet-ps", **TENSORFLOW, instance_type="ml.p3.2xlarge", instance_count=4,
         distribution={"parameter_server": {"enabled": True}},
         hyperparameters={"epochs": 5},
-    )),
+    ), warns=("instance_type",)),
     Case("multi_worker_mirrored_strategy", _spec(
         "resnet-mwms", **TENSORFLOW, instance_type="ml.g5.12xlarge", instance_count=2,
         distribution={"multi_worker_mirrored_strategy": {"enabled": True}},
@@ -160,36 +210,86 @@ STRATEGY_CASES = [
     Case("none (TensorFlow: model_dir in S3)", _spec(
         "resnet-single", **TENSORFLOW, instance_type="ml.g5.2xlarge", hyperparameters={"epochs": 1},
     )),
+    Case("TensorFlow model_dir: false", _spec(
+        "resnet-no-model-dir", **TENSORFLOW, instance_type="ml.g5.2xlarge", model_dir=False,
+    )),
+    Case("TensorFlow model_dir in the container", _spec(
+        "resnet-local-model-dir", **TENSORFLOW, instance_type="ml.g5.2xlarge", model_dir="/opt/ml/model",
+        hyperparameters={"epochs": 1},
+    )),
+    Case("TensorFlow mpi: model_dir is /opt/ml/model", _spec(
+        "resnet-mpi-model-dir", **TENSORFLOW, instance_type="ml.p3.16xlarge", instance_count=2,
+        distribution={"mpi": {"enabled": True, "processes_per_host": 8}},
+    ), warns=("instance_type",)),
+    Case("HuggingFace on TensorFlow with SMDDP (the TensorFlow table)", _spec(
+        "bert-hf-tf", framework="huggingface", transformers_version="4.17.0", tensorflow_version="2.6.3",
+        py_version="py38", instance_type="ml.p3.16xlarge", instance_count=2,
+        distribution={"smdistributed": {"dataparallel": {"enabled": True}}},
+    ), warns=("instance_type",)),
+]
+
+GENERIC_CASES = [
+    Case("generic Estimator: image only (str() hyperparameters, no sagemaker_* keys)", {
+        "name": "mpi-bench", "image_uri": OWN_IMAGE, "instance_count": 2, "instance_type": "ml.c5.xlarge",
+        "volume_size": 50, "hyperparameters": {"mpi_world_size": 2},
+    }, warns=("instance_type",)),
+    Case("generic Estimator: image only, every JSON type as str(), network isolation (no code channel)", {
+        "name": "bench-types", "image_uri": OWN_IMAGE, "instance_type": "ml.c5.xlarge",
+        "hyperparameters": EVERY_JSON_TYPE, "enable_network_isolation": True,
+    }),
+    Case("generic Estimator with entry_point (the SDK packs it; str() hyperparameters)", {
+        "name": "generic-script", "image_uri": OWN_IMAGE, "entry_point": "train.py",
+        "instance_type": "ml.g5.2xlarge", "hyperparameters": {"epochs": 2, "lr": 0.1, "tags": ["a", "b"]},
+    }),
+    Case("generic Estimator with entry_point and source_dir (JSON hyperparameters)", {
+        "name": "generic-sourcedir", "image_uri": OWN_IMAGE, "entry_point": "train.py", "source_dir": "src",
+        "instance_type": "ml.g5.2xlarge", "hyperparameters": {"epochs": 2, "lr": 0.1, "name": "x"},
+    }),
+    Case("generic Estimator ignores distribution", {
+        "name": "generic-distributed", "image_uri": OWN_IMAGE, "entry_point": "train.py", "source_dir": "src",
+        "instance_type": "ml.p4d.24xlarge", "instance_count": 2, "distribution": TORCHRUN,
+        "hyperparameters": {"epochs": 1},
+    }, warns=("distribution",)),
+    Case("generic Estimator: project-built image, no code", {
+        "name": "generic-own", "image": {"repository": "gpt-trainer", "tag": "v1"}, "instance_type": "ml.g5.2xlarge",
+    }),
 ]
 
 FEATURE_CASES = [
     Case("spot with max_wait and checkpoints", _spec(
-        "gpt-spot", **PYTORCH_2_3, instance_type="ml.p4d.24xlarge", instance_count=2,
-        distribution={"torch_distributed": {"enabled": True}},
-        use_spot_instances=True, max_run=36000, max_wait=72000,
-        checkpoint_s3_uri="s3://my-checkpoints/gpt-spot/run-1", checkpoint_local_path="/opt/ml/checkpoints",
+        "gpt-spot", **PYTORCH_2_3, instance_type="ml.p4d.24xlarge", instance_count=2, distribution=TORCHRUN,
+        use_spot_instances=True, max_run=36000, max_wait=72000, checkpoints=True,
+        checkpoint_local_path="/opt/ml/checkpoints",
     )),
     Case("platform checkpoints (checkpoints: true)", _spec(
         "gpt-ckpt", **PYTORCH_2_3, instance_type="ml.g5.12xlarge", checkpoints=True,
     )),
     Case("retries, warm pool, encryption, isolation, volume, max_run", _spec(
-        "gpt-options", **PYTORCH_2_3, instance_type="ml.p4d.24xlarge", instance_count=2,
-        distribution={"torch_distributed": {"enabled": True}},
+        "gpt-options", **PYTORCH_2_3, instance_type="ml.p4d.24xlarge", instance_count=2, distribution=TORCHRUN,
         max_retry_attempts=3, keep_alive_period_in_seconds=1800, encrypt_inter_container_traffic=True,
         enable_network_isolation=True, volume_size=500, max_run=7200, container_log_level=10,
         inputs={"train": "s3://my-datasets/tokens/train/"},  # the SDK appends its "code" channel after this one
     )),
-    Case("metrics, environment, tags, output path and key", _spec(
+    Case("base_job_name", _spec(
+        "gpt-named", **PYTORCH_2_3, instance_type="ml.g5.2xlarge", base_job_name="gpt-pretrain-v2",
+    )),
+    Case("metrics, environment, tags, output key", _spec(
         "gpt-observed", **PYTORCH_2_3, instance_type="ml.g5.2xlarge",
         metric_definitions=[{"Name": "train:loss", "Regex": "loss=([0-9\\.]+)"},
                             {"Name": "train:tokens_per_s", "Regex": "tok/s=([0-9\\.]+)"}],
         environment={"NCCL_DEBUG": "INFO", "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"},
-        tags={"team": "ml-platform", "cost-center": "1234"},
-        output_path="s3://my-results/gpt-observed", output_kms_key="alias/training-output",
+        tags={"team": "ml-platform", "cost-center": "1234"}, output_kms_key=DEV_KEY,
     )),
+    Case("tags in the SDK's [{Key, Value}] form", _spec(
+        "gpt-tag-list", **PYTORCH_2_3, instance_type="ml.g5.2xlarge",
+        tags=[{"Key": "team", "Value": "ml-platform"}],
+    )),
+    Case("metric regex without a capture group (accepted, with a warning)", _spec(
+        "gpt-metric-nogroup", **PYTORCH_2_3, instance_type="ml.g5.2xlarge",
+        metric_definitions=[{"Name": "train:loss", "Regex": "loss=[0-9.]+"}],
+    ), warns=("metric_definitions[0].Regex",)),
     Case("input channels: S3 (modes, sharding) and FSx", _spec(
-        "gpt-inputs", **PYTORCH_2_3, instance_type="ml.p4d.24xlarge", instance_count=2,
-        distribution={"torch_distributed": {"enabled": True}},
+        "gpt-inputs", **PYTORCH_2_3, instance_type="ml.p4d.24xlarge", instance_count=2, distribution=TORCHRUN,
         inputs={
             "train": {"s3_data": "s3://my-datasets/tokens/train/", "distribution": "ShardedByS3Key",
                       "input_mode": "FastFile"},
@@ -197,36 +297,227 @@ FEATURE_CASES = [
             "manifest": {"s3_data": "s3://my-datasets/manifests/train.manifest", "s3_data_type": "ManifestFile",
                          "content_type": "application/jsonlines", "compression": "Gzip", "input_mode": "Pipe"},
             "fsx": {"directory_path": "/datasets/tokens", "file_system_access_mode": "ro"},
+            "fsx-typed": {"directory_path": "/datasets/csv", "content_type": "text/csv"},
+        },
+    )),
+    Case("TrainingInput options: record wrapping, attribute names, shuffle, compression", _spec(
+        "gpt-input-options", **PYTORCH_2_3, instance_type="ml.g5.2xlarge", input_mode="Pipe",
+        inputs={
+            "train": {"s3_data": "datasets/recordio/train/", "record_wrapping": "RecordIO",
+                      "shuffle_config": {"seed": 42}, "content_type": "application/x-recordio"},
+            "augmented": {"s3_data": "s3://my-datasets/manifests/augmented.manifest",
+                          "s3_data_type": "AugmentedManifestFile", "attribute_names": ["source-ref", "label"],
+                          "record_wrapping": "RecordIO"},
+            "tabular": {"s3_data": "datasets/tabular/", "content_type": "text/csv", "compression": "None"},
         },
     )),
     Case("explicit image_uri", _spec(
         "gpt-custom-image", framework="pytorch",
-        image_uri="763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch-training:2.3.0-gpu-py311-cu121-ubuntu20.04-sagemaker",
-        instance_type="ml.p4d.24xlarge", instance_count=2, distribution={"torch_distributed": {"enabled": True}},
+        image_uri=f"{DLC}/pytorch-training:2.3.0-gpu-py311-cu121-ubuntu20.04-sagemaker",
+        instance_type="ml.p4d.24xlarge", instance_count=2, distribution=TORCHRUN,
+    )),
+    Case("image_uri with framework_version (the image wins)", _spec(
+        "gpt-image-and-version", **PYTORCH_2_3, image_uri=OWN_IMAGE,
+        instance_type="ml.p4d.24xlarge", instance_count=2, distribution=TORCHRUN,
     )),
     Case("project-built image (repository)", _spec(
         "gpt-own-image", framework="pytorch", image={"repository": "gpt-trainer"},
-        instance_type="ml.p5.48xlarge", instance_count=2, distribution={"torch_distributed": {"enabled": True}},
+        instance_type="ml.p5.48xlarge", instance_count=2, distribution=TORCHRUN,
+    )),
+    Case("entry point without source_dir, with dependencies (the SDK packs them)", {
+        "name": "gpt-deps", **PYTORCH_2_3, "entry_point": "train.py", "dependencies": ["lib/helpers"],
+        "instance_type": "ml.g5.2xlarge",
+    }),
+    Case("debugger_hook_config: false", _spec(
+        "gpt-no-hook", **PYTORCH_2_3, instance_type="ml.g5.2xlarge", debugger_hook_config=False,
+    )),
+    Case("debugger_hook_config: true", _spec(
+        "gpt-hook", **PYTORCH_2_3, instance_type="ml.g5.2xlarge", debugger_hook_config=True,
+    )),
+    Case("debugger_hook_config as a mapping (collections compared in any order)", _spec(
+        "gpt-hook-config", **PYTORCH_2_3, instance_type="ml.g5.2xlarge", debugger_hook_config={
+            "container_local_output_path": "/opt/ml/output/tensors",
+            "hook_parameters": {"save_interval": "100"},
+            "collection_configs": [
+                {"name": "weights", "parameters": {"save_interval": "500"}},
+                {"name": "gradients"}, {"name": "losses", "parameters": {"save_steps": "1,2,3"}},
+            ],
+        },
+    )),
+    Case("debugger hook turned off by checkpoints on a distributed job (as the SDK does)", _spec(
+        "gpt-hook-ckpt", **PYTORCH_2_3, instance_type="ml.p4d.24xlarge", instance_count=2, distribution=TORCHRUN,
+        debugger_hook_config=True, checkpoints=True, checkpoint_local_path="/opt/ml/checkpoints",
+    ), warns=("debugger_hook_config",)),
+    Case("debugger hook turned off by checkpoints on a single node too (PyTorch sets distribution to {})", _spec(
+        "gpt-hook-ckpt-single", **PYTORCH_2_3, instance_type="ml.g5.2xlarge", debugger_hook_config=True,
+        checkpoints=True, checkpoint_local_path="/opt/ml/checkpoints",
+    ), warns=("debugger_hook_config",)),
+    Case("debugger hook kept with checkpoints (HuggingFace)", _spec(
+        "bert-hook-ckpt", **HUGGINGFACE, instance_type="ml.g5.2xlarge", debugger_hook_config=True,
+        checkpoints=True, checkpoint_local_path="/opt/ml/checkpoints",
+    )),
+    Case("heterogeneous cluster with checkpoints (debugger hook off, as the SDK needs it)", _spec(
+        "gpt-hetero-ckpt", **PYTORCH_2_3, instance_groups=[
+            {"instance_group_name": "train", "instance_type": "ml.p4d.24xlarge", "instance_count": 2},
+        ], distribution=TORCHRUN, checkpoints=True, checkpoint_local_path="/opt/ml/checkpoints",
+        debugger_hook_config=False,
+    )),
+    Case("debugger hook turned off by parameter_server (TensorFlow)", _spec(
+        "resnet-ps-hook", **TENSORFLOW, instance_type="ml.p3.2xlarge", instance_count=2,
+        distribution={"parameter_server": {"enabled": True}}, debugger_hook_config=True,
+    ), warns=("instance_type", "debugger_hook_config")),
+    Case("disable_profiler: false (the default: no ProfilerConfig sent)", _spec(
+        "gpt-profiler-default", **PYTORCH_2_3, instance_type="ml.g5.2xlarge", disable_profiler=False,
+    )),
+    Case("disable_profiler: true", _spec(
+        "gpt-no-profiler", **PYTORCH_2_3, instance_type="ml.g5.2xlarge", disable_profiler=True,
+    )),
+    Case("profiler_config: system monitoring interval", _spec(
+        "gpt-profiler", **PYTORCH_2_3, instance_type="ml.g5.2xlarge",
+        profiler_config={"system_monitor_interval_millis": 500},
+    )),
+    Case("profiler_config: disabled inside the config", _spec(
+        "gpt-profiler-off", **TENSORFLOW, instance_type="ml.g5.2xlarge",
+        profiler_config={"disable_profiler": True},
+    )),
+    Case("tensorboard_output_config with a local path", _spec(
+        "gpt-tensorboard", **PYTORCH_2_3, instance_type="ml.g5.2xlarge",
+        tensorboard_output_config={"container_local_output_path": "/opt/ml/output/tensorboard"},
+    )),
+    Case("tensorboard_output_config: true", _spec(
+        "gpt-tensorboard-default", **PYTORCH_2_3, instance_type="ml.g5.2xlarge", tensorboard_output_config=True,
+    )),
+    Case("enable_sagemaker_metrics: false (the TensorFlow estimator's default is true)", _spec(
+        "resnet-metrics-off", **TENSORFLOW, instance_type="ml.g5.2xlarge", enable_sagemaker_metrics=False,
+    )),
+    Case("enable_sagemaker_metrics: true, debugger hook kept with checkpoints (generic Estimator)", {
+        "name": "generic-metrics", "image_uri": OWN_IMAGE, "instance_type": "ml.g5.2xlarge",
+        "enable_sagemaker_metrics": True, "debugger_hook_config": True, "checkpoints": True,
+        "checkpoint_local_path": "/opt/ml/checkpoints",
+    }),
+    Case("network isolation with model_uri (inputs, then model, then code)", _spec(
+        "gpt-isolated-model", **PYTORCH_2_3, instance_type="ml.g5.2xlarge", enable_network_isolation=True,
+        model_uri="models/gpt/", inputs={"train": "datasets/tokens/"},
+    )),
+    Case("the environment's traffic encryption policy (multi-node)", _spec(
+        "gpt-encrypted", **PYTORCH_2_3, instance_type="ml.p4d.24xlarge", instance_count=2, distribution=TORCHRUN,
+    ), env=ENCRYPTING),
+    Case("the environment's policy relaxed with a reason", _spec(
+        "gpt-unencrypted", **PYTORCH_2_3, instance_type="ml.p4d.24xlarge", instance_count=2, distribution=TORCHRUN,
+        encrypt_inter_container_traffic=False, unencrypted_traffic_reason="measured 20% lower throughput",
+    ), env=ENCRYPTING),
+    Case("disable_output_compression", _spec(
+        "gpt-uncompressed", **PYTORCH_2_3, instance_type="ml.g5.2xlarge", disable_output_compression=True,
+    )),
+    Case("heterogeneous cluster: instance_groups with distribution.instance_groups", _spec(
+        "gpt-hetero", **PYTORCH_2_2, instance_groups=[
+            {"instance_group_name": "train", "instance_type": "ml.p4d.24xlarge", "instance_count": 2},
+            {"instance_group_name": "data", "instance_type": "ml.c5.18xlarge", "instance_count": 2},
+        ],
+        distribution={"smdistributed": {"dataparallel": {"enabled": True}}, "instance_groups": ["train"]},
+        inputs={"train": {"s3_data": "datasets/tokens/", "instance_groups": ["data"]}},
+    )),
+    Case("heterogeneous cluster: one group named for the SDK, torch_distributed", _spec(
+        "gpt-one-group", **PYTORCH_2_3, instance_groups=[
+            {"instance_group_name": "train", "instance_type": "ml.p4d.24xlarge", "instance_count": 2},
+        ], distribution=TORCHRUN,
+    )),
+    Case("heterogeneous cluster without distribution (every group runs the entry point)", _spec(
+        "gpt-hetero-plain", **PYTORCH_2_3, instance_groups=[
+            {"instance_group_name": "gpu", "instance_type": "ml.g5.12xlarge", "instance_count": 1},
+            {"instance_group_name": "cpu", "instance_type": "ml.c5.18xlarge", "instance_count": 2},
+        ],
+    ), warns=("instance_groups", "distribution")),
+    Case("heterogeneous cluster with mpi", _spec(
+        "gpt-hetero-mpi", **PYTORCH_2_3, instance_groups=[
+            {"instance_group_name": "gpu", "instance_type": "ml.p4d.24xlarge", "instance_count": 2},
+            {"instance_group_name": "cpu", "instance_type": "ml.c5.18xlarge", "instance_count": 1},
+        ], distribution={"mpi": {"enabled": True, "processes_per_host": 8}, "instance_groups": ["gpu"]},
+    )),
+    Case("container_entry_point and container_arguments", _spec(
+        "gpt-entrypoint", **PYTORCH_2_3, instance_type="ml.g5.2xlarge",
+        container_entry_point=["python", "-m", "launcher"], container_arguments=["--epochs", "3"],
+    )),
+    Case("training_plan (ARN)", _spec(
+        "gpt-plan", **PYTORCH_2_3, instance_type="ml.p5.48xlarge", instance_count=2, distribution=TORCHRUN,
+        training_plan=TRAINING_PLAN,
+    )),
+    Case("instance_placement_config", _spec(
+        "gpt-placement", **PYTORCH_2_3, instance_type="ml.p5.48xlarge", instance_count=2, distribution=TORCHRUN,
+        instance_placement_config={"EnableMultipleJobs": True, "PlacementSpecifications": [
+            {"UltraServerId": "us-0123456789abcdef0", "InstanceCount": 2}]},
+    )),
+    Case("enable_infra_check, enable_remote_debug, enable_session_tag_chaining", _spec(
+        "gpt-switches", **PYTORCH_2_3, instance_type="ml.g5.2xlarge", enable_infra_check=True,
+        enable_remote_debug=True, enable_session_tag_chaining=True,
+    )),
+    Case("switches off explicitly", _spec(
+        "gpt-switches-off", **PYTORCH_2_3, instance_type="ml.g5.2xlarge", enable_infra_check=False,
+        enable_remote_debug=False, enable_session_tag_chaining=False, enable_network_isolation=False,
+        encrypt_inter_container_traffic=False,
+    )),
+    Case("training_repository_access_mode: Platform", _spec(
+        "gpt-repo-access", **PYTORCH_2_3, instance_type="ml.g5.2xlarge", training_repository_access_mode="Platform",
+    )),
+    Case("volume_kms_key on a type with EBS volumes", _spec(
+        "gpt-volume-key", **PYTORCH_2_3, instance_type="ml.p3.16xlarge", volume_kms_key=DEV_KEY,
+        output_kms_key=DEV_KEY_2, volume_size=200,
+    )),
+    Case("model_uri with model_channel_name", _spec(
+        "gpt-finetune", **PYTORCH_2_3, instance_type="ml.g5.2xlarge", model_uri="s3://my-models/gpt/model.tar.gz",
+        model_channel_name="pretrained", inputs={"train": "datasets/tokens/"},
+    )),
+    Case("model_uri as a data-bucket prefix", _spec(
+        "gpt-finetune-prefix", **PYTORCH_2_3, instance_type="ml.g5.2xlarge", model_uri="models/gpt/",
+    )),
+    Case("input_mode FastFile for the job", _spec(
+        "gpt-fastfile", **PYTORCH_2_3, instance_type="ml.g5.2xlarge", input_mode="FastFile",
+        inputs={"train": "datasets/tokens/"},
+    )),
+    Case("instance type outside the old catalog: ml.c4.xlarge", _spec(
+        "gpt-c4", **PYTORCH_2_3, instance_type="ml.c4.xlarge",
+    )),
+    Case("instance type outside the old catalog: ml.g6.12xlarge", _spec(
+        "gpt-g6", **PYTORCH_2_3, instance_type="ml.g6.12xlarge", distribution=TORCHRUN,
+    )),
+    Case("instance type outside the old catalog: ml.trn2.48xlarge (Neuron image)", _spec(
+        "llama-trn2", framework="pytorch", image_uri=NEURON_IMAGE, instance_type="ml.trn2.48xlarge",
+        instance_count=2, distribution=TORCHRUN,
+    )),
+    Case("Trainium with the SDK's Neuron catalog image", _spec(
+        "gpt-trn1", framework="pytorch", framework_version="1.11.0", py_version="py38",
+        instance_type="ml.trn1.32xlarge", instance_count=2, distribution=TORCHRUN, disable_profiler=True,
     )),
 ]
 
-ALL_CASES = STRATEGY_CASES + FEATURE_CASES
+ALL_CASES = STRATEGY_CASES + GENERIC_CASES + FEATURE_CASES
 
 # ---------------------------------------------------------------------------------------------------------------
 # Where our request deliberately differs from the SDK's, and why. Nothing else may differ.
 # ---------------------------------------------------------------------------------------------------------------
 
 ALLOWED_DIFFERENCES = {
-    "DebugHookConfig": "fit() adds the Debugger hook by default; it is optional, we leave it off: Step Functions "
-                       "checks field names at deploy (FACTS.md section 4) and distributed jobs do not use it",
-    "ProfilerConfig": "fit() adds the profiler config by default; optional, left off for the same reason",
-    "AlgorithmSpecification.EnableSageMakerMetricsTimeSeries": "the SDK turns it on for PyTorch >= 1.3; optional, "
-                                                               "left off for the same reason",
+    "DebugHookConfig": "fit() adds the Debugger hook by default; it is optional, we send it only when the spec "
+                       "asks (debugger_hook_config): Step Functions checks field names at deploy (FACTS.md "
+                       "section 4) and distributed jobs do not use it",
+    "ProfilerConfig": "fit() adds the profiler config by default; optional, sent only when the spec asks "
+                      "(profiler_config, disable_profiler), for the same reason",
+    "AlgorithmSpecification.EnableSageMakerMetricsTimeSeries": "the framework estimators turn it on for PyTorch >= "
+                                                               "1.3, TensorFlow >= 1.15 and HuggingFace; optional, "
+                                                               "sent only when the spec sets enable_sagemaker_metrics",
     "Environment: EFA variables": "the toolkit sets FI_PROVIDER/FI_EFA_USE_DEVICE_RDMA/RDMAV_FORK_SAFE only on its own "
                                   "list of instance types; we add them for EFA types it does not know (catalog.py)",
     "Tags: platform tags": "every job carries its workload and environment tags for cost reports and IAM scoping",
     "OutputDataConfig.KmsKeyId": "without output_kms_key in the spec we encrypt with the environment's KMS key; "
                                  "the SDK leaves it out (S3 default encryption)",
+}
+
+# The SDK's optional defaults, and whether a spec asks for each (then both sides must send the same). Asking for
+# the SDK's default (disable_profiler: false) is not asking: the profiler stays off the request.
+SDK_DEFAULT_FIELDS = {
+    "DebugHookConfig": lambda spec: "debugger_hook_config" in spec,
+    "ProfilerConfig": lambda spec: "profiler_config" in spec or spec.get("disable_profiler") is True,
+    "AlgorithmSpecification.EnableSageMakerMetricsTimeSeries": lambda spec: "enable_sagemaker_metrics" in spec,
 }
 
 
@@ -238,10 +529,14 @@ def _drop(request: dict[str, Any], dotted: str) -> Any:
     return node.pop(last, None)
 
 
-SDK_DEFAULT_FIELDS = ("DebugHookConfig", "ProfilerConfig", "AlgorithmSpecification.EnableSageMakerMetricsTimeSeries")
+def _unordered_collections(request: dict[str, Any]) -> None:
+    """The SDK gathers DebugHookConfig's collections in a set: their order is arbitrary, so compare them sorted."""
+    collections = request.get("DebugHookConfig", {}).get("CollectionConfigurations")
+    if collections:
+        collections.sort(key=lambda c: c["CollectionName"])
 
 
-def reconcile(ours: dict[str, Any], theirs: dict[str, Any], spec: dict[str, Any],
+def reconcile(ours: dict[str, Any], theirs: dict[str, Any], spec: dict[str, Any], workload: Workload,
               env: Environment) -> tuple[dict, dict, set[str]]:
     """Remove exactly the allowed differences, checking each is what its reason says.
 
@@ -249,28 +544,34 @@ def reconcile(ours: dict[str, Any], theirs: dict[str, Any], spec: dict[str, Any]
     """
     ours, theirs = copy.deepcopy(ours), copy.deepcopy(theirs)
     applied: set[str] = set()
-    for dotted in SDK_DEFAULT_FIELDS:
-        assert _drop(ours, dotted) is None, f"{dotted} is meant to stay off in our request"
+    for dotted, asks in SDK_DEFAULT_FIELDS.items():
+        if asks(spec):
+            continue  # asked for: compared like every other field
+        assert _drop(ours, dotted) is None, f"{dotted} is meant to stay off in our request unless the spec asks"
         if _drop(theirs, dotted) is not None:
             applied.add(dotted)
+    for request in (ours, theirs):
+        _unordered_collections(request)
 
-    efa = catalog.CATALOG[spec["instance_type"]].efa_environment()
-    added = {k: v for k, v in efa.items() if k not in spec.get("environment", {})}
+    efa = workload.instance.efa_environment()
+    added = {k: v for k, v in efa.items() if k not in (spec.get("environment") or {})}
     ours_env = ours.get("Environment", {})
     assert {k: ours_env.get(k) for k in added} == added, "the catalog's EFA variables must be in Environment"
     for key in added:
         del ours_env[key]
         applied.add("Environment: EFA variables")
-    if "Environment" in ours and not ours_env:
-        del ours["Environment"]
+    if added and not ours_env and spec.get("environment") is None:
+        del ours["Environment"]  # only the EFA variables were there: the SDK sends no Environment
 
     platform_tags = [{"Key": TAG_WORKLOAD, "Value": spec["name"]}, {"Key": TAG_ENVIRONMENT, "Value": env.name}]
     for tag in platform_tags:
         assert tag in ours.get("Tags", []), f"platform tag {tag} missing"
         ours["Tags"].remove(tag)
         applied.add("Tags: platform tags")
-    if "Tags" in ours and not ours["Tags"]:
+    if not ours["Tags"]:  # only the platform's tags were there: the SDK sends none, or `tags: []` as []
         del ours["Tags"]
+        if theirs.get("Tags") == []:
+            del theirs["Tags"]
 
     if "output_kms_key" not in spec:
         assert ours["OutputDataConfig"].pop("KmsKeyId") == VALUES[placeholders.KMS_KEY_ARN]
@@ -283,88 +584,61 @@ def reconcile(ours: dict[str, Any], theirs: dict[str, Any], spec: dict[str, Any]
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def compiled(spec: dict[str, Any], env: Environment, code_dir: Path, **values: str) -> dict[str, Any]:
-    workload = parse_workload(copy.deepcopy(spec), source=f"{spec['name']}.yaml", base_dir=code_dir)
-    request = compile_request(workload, env)
-    return placeholders.substitute(request, values_for(request, **values))
+def accepted(spec: dict[str, Any], env: Environment, spec_dir: Path, project_root: Path | None = None) -> Workload:
+    """The workload as validate and synth accept it in one environment: the spec's checks, then the environment's."""
+    workload = parse_workload(copy.deepcopy(spec), source=f"{spec['name']}.yaml", spec_dir=spec_dir,
+                              project_root=project_root or spec_dir)
+    findings = Findings(workload.source)
+    check_in_environment(workload, env, findings)
+    if findings.problems:
+        raise SpecError(findings.problems)
+    return workload
 
 
-def sdk_arguments(spec: dict[str, Any], ours: dict[str, Any]) -> tuple[str, dict[str, Any], dict[str, Any]]:
-    """The estimator class, arguments and fit() channels for the same job, from the spec's SDK argument names.
-
-    Values the platform supplies (role, network, code location, default output path and checkpoint location,
-    FSx and data buckets, project image) are given to the SDK too, from the same deploy-time VALUES.
-    """
-    kwargs = {k: copy.deepcopy(v) for k, v in spec.items() if k in SDK_KEYS and k not in ("base_job_name",)}
-    kwargs["source_dir"] = VALUES[placeholders.SOURCE_DIR_S3_URI]
-    kwargs.setdefault("instance_count", 1)  # the SDK requires it; a spec may leave it at its default, 1
-    kwargs["subnets"] = [VALUES[placeholders.TRAINING_SUBNET_ID]]
-    kwargs["security_group_ids"] = [VALUES[placeholders.TRAINING_SECURITY_GROUP_ID]]
-    kwargs.setdefault("output_path", ours["OutputDataConfig"]["S3OutputPath"])  # the environment's bucket
-    if spec.get("checkpoints"):
-        kwargs["checkpoint_s3_uri"] = ours["CheckpointConfig"]["S3Uri"]  # the environment's checkpoint bucket
-    if "image" in spec:
-        kwargs["image_uri"] = ours["AlgorithmSpecification"]["TrainingImage"]  # the project-built image
-    if isinstance(spec.get("tags"), dict):
-        kwargs["tags"] = [{"Key": k, "Value": v} for k, v in spec["tags"].items()]
-    channels: dict[str, Any] = {}
-    for name, channel in spec.get("inputs", {}).items():
-        channel = {"s3_data": channel} if isinstance(channel, str) else dict(channel)
-        if "directory_path" in channel:
-            channels[name] = {
-                "file_system_id": VALUES[placeholders.FILE_SYSTEM_ID], "file_system_type": "FSxLustre",
-                "directory_path": f"/{FSX_MOUNT}{channel['directory_path']}",
-                "file_system_access_mode": channel.get("file_system_access_mode", "ro"),
-            }
-            continue
-        if not channel["s3_data"].startswith("s3://"):
-            channel["s3_data"] = f"s3://{VALUES[placeholders.DATA_BUCKET]}/{channel['s3_data']}"
-        channels[name] = channel
-    return spec.get("framework", "pytorch"), kwargs, channels
+def _source_dir_value(spec: dict[str, Any], request: dict[str, Any], job: str) -> dict[str, str]:
+    """Without source_dir the SDK packs and uploads the code itself: our placeholder gets where it uploads."""
+    if "entry_point" in spec and "source_dir" not in spec:
+        output = placeholders.substitute(request["OutputDataConfig"]["S3OutputPath"], VALUES)
+        return {placeholders.SOURCE_DIR_S3_URI: sdk.code_upload_uri(output, job)}
+    return {}
 
 
-COMPARED_FIELDS = (
-    "TrainingJobName", "RoleArn", "HyperParameters", "AlgorithmSpecification", "ResourceConfig", "StoppingCondition",
-    "EnableManagedSpotTraining", "CheckpointConfig", "RetryStrategy", "EnableInterContainerTrafficEncryption",
-    "EnableNetworkIsolation", "InputDataConfig", "OutputDataConfig", "VpcConfig", "Environment", "Tags",
-)
+def compiled(spec: dict[str, Any], env: Environment, spec_dir: Path, project_root: Path | None = None,
+             **values: str) -> dict[str, Any]:
+    request = compile_request(accepted(spec, env, spec_dir, project_root), env)
+    job = placeholders.substitute(request["TrainingJobName"], VALUES | values)
+    return placeholders.substitute(request, values_for(request, **(_source_dir_value(spec, request, job) | values)))
 
 
-def assert_matches_sdk(spec: dict[str, Any], env: Environment, base_dir: Path, label: str) -> set[str]:
+def assert_matches_sdk(spec: dict[str, Any], env: Environment, spec_dir: Path, label: str,
+                       project_root: Path | None = None) -> set[str]:
     """Compile and capture the same job; fail on any difference not allowed. Returns the allowances used."""
-    ours = compiled(spec, env, base_dir)
-    framework, kwargs, channels = sdk_arguments(spec, ours)
+    workload = accepted(spec, env, spec_dir, project_root)
+    ours = compiled(spec, env, spec_dir, project_root)
+    framework, kwargs, channels = sdk.estimator_arguments(spec, ours, spec_dir)
+    uploads: dict[str, list[str]] = {}
     theirs = sdk.capture_create_training_job(
-        framework, job_name=ours["TrainingJobName"], inputs=channels or None, region=env.region, **kwargs,
+        framework, job_name=ours["TrainingJobName"], inputs=channels or None, region=env.region, uploads=uploads,
+        **kwargs,
     )
+    if "entry_point" in spec and "source_dir" not in spec:  # the SDK packed the code: check what and where
+        assert list(uploads) == [sdk.code_upload_uri(ours["OutputDataConfig"]["S3OutputPath"], ours["TrainingJobName"])]
+        names = next(iter(uploads.values()))
+        assert Path(spec["entry_point"]).name in names, names
+        assert all(Path(d).name in names for d in spec.get("dependencies", [])), names
 
     # HyperParameters: identical, before any reconciling.
-    assert ours["HyperParameters"] == theirs["HyperParameters"], _diff(
-        ours["HyperParameters"], theirs["HyperParameters"],
+    assert ours.get("HyperParameters") == theirs.get("HyperParameters"), _diff(
+        ours.get("HyperParameters", {}), theirs.get("HyperParameters", {}),
     )
 
-    ours, theirs, applied = reconcile(ours, theirs, spec, env)
+    ours, theirs, applied = reconcile(ours, theirs, spec, workload, env)
     mismatches = [
         f"{name}:\n  ours: {ours.get(name)!r}\n  SDK:  {theirs.get(name)!r}"
-        for name in COMPARED_FIELDS if ours.get(name) != theirs.get(name)
+        for name in sorted(set(ours) | set(theirs)) if ours.get(name) != theirs.get(name)
     ]
-    unexplained = sorted(set(ours) ^ set(theirs))
-    assert not mismatches and not unexplained, (
-        f"{label}: differs from the SDK\n" + "\n".join(mismatches)
-        + (f"\nfields only one side sends: {unexplained}" if unexplained else "")
-    )
+    assert not mismatches, f"{label}: differs from the SDK\n" + "\n".join(mismatches)
     return applied
-
-
-@pytest.mark.parametrize("case", ALL_CASES, ids=[c.id for c in ALL_CASES])
-def test_request_matches_the_sdk(case: Case, dev: Environment, code_dir: Path) -> None:
-    assert_matches_sdk(case.spec, dev, code_dir, case.id)
-
-
-@pytest.mark.parametrize("path", workload_files(), ids=[p.stem for p in workload_files()])
-def test_shipped_workload_matches_the_sdk(path: Path, dev: Environment) -> None:
-    spec = yaml.safe_load(path.read_text())
-    assert_matches_sdk(spec, dev, path.parent, path.name)
 
 
 def _diff(ours: dict[str, str], theirs: dict[str, str]) -> str:
@@ -375,10 +649,35 @@ def _diff(ours: dict[str, str], theirs: dict[str, str]) -> str:
     return "HyperParameters differ from the SDK's:\n" + "\n".join(lines)
 
 
-def test_every_allowed_difference_still_occurs(dev: Environment, code_dir: Path) -> None:
+@pytest.mark.parametrize("case", ALL_CASES, ids=[c.id for c in ALL_CASES])
+def test_request_matches_the_sdk(case: Case, code_dir: Path) -> None:
+    assert_matches_sdk(case.spec, case.env, code_dir, case.id)
+
+
+@pytest.mark.parametrize("case", ALL_CASES, ids=[c.id for c in ALL_CASES])
+def test_case_is_accepted_with_exactly_its_warnings(case: Case, code_dir: Path) -> None:
+    """Each case is a spec a user may write: accepted, warned about only where the case says."""
+    workload = accepted(case.spec, case.env, code_dir)
+    warned = {w.split(": ", 2)[1] for w in workload.warnings}
+    assert warned == set(case.warns), workload.warnings
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=[p.stem for p in SHIPPED])
+def test_shipped_workload_matches_the_sdk(path: Path) -> None:
+    spec = read_spec_file(path, PROJECT).base
+    assert_matches_sdk(spec, ENVIRONMENTS["dev"], path.parent, path.name, PROJECT.root)
+
+
+def test_every_allowed_difference_still_occurs(code_dir: Path) -> None:
     """An allowance that no longer applies is stale: remove it (or it may hide a future regression)."""
     case = next(c for c in STRATEGY_CASES if c.id.startswith("torch_distributed on p5en"))
-    assert assert_matches_sdk(case.spec, dev, code_dir, case.id) == set(ALLOWED_DIFFERENCES)
+    assert assert_matches_sdk(case.spec, case.env, code_dir, case.id) == set(ALLOWED_DIFFERENCES)
+
+
+def test_every_accepted_sdk_argument_has_a_parity_case() -> None:
+    """A new accepted argument comes with a case that runs it through the real SDK."""
+    used = {key for case in ALL_CASES for key in case.spec}
+    assert SDK_ARGUMENTS - used == set()
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -392,22 +691,20 @@ def worst_case_values(spec_max_attempts: int) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("case", ALL_CASES, ids=[c.id for c in ALL_CASES])
-def test_parity_case_passes_full_validation(case: Case, dev: Environment, code_dir: Path) -> None:
-    request = compiled(case.spec, dev, code_dir)
+def test_parity_case_passes_full_validation(case: Case, code_dir: Path) -> None:
+    request = compiled(case.spec, case.env, code_dir, **worst_case_values(3))
     assert service_model.validate_request(request) == []
 
 
 @pytest.mark.parametrize("case", STRATEGY_CASES[:3], ids=[c.id for c in STRATEGY_CASES[:3]])
-def test_longest_allowed_base_job_name_makes_a_valid_63_character_name(
-    case: Case, dev: Environment, code_dir: Path,
-) -> None:
+def test_longest_allowed_base_job_name_makes_a_valid_63_character_name(case: Case, code_dir: Path) -> None:
     """The spec admits a base_job_name only if the longest run-time name still fits 63 characters."""
     attempts = 10  # the most relaunches capacity_retry allows: two digits of attempt number
     longest_ok = None
     for length in range(63, 0, -1):
         spec = case.spec | {"base_job_name": "j" * length, "capacity_retry": {"max_attempts": attempts}}
         try:
-            request = compiled(spec, dev, code_dir, **worst_case_values(attempts))
+            request = compiled(spec, case.env, code_dir, **worst_case_values(attempts))
         except SpecError:
             continue
         longest_ok = request
@@ -417,24 +714,22 @@ def test_longest_allowed_base_job_name_makes_a_valid_63_character_name(
     assert service_model.validate_request(longest_ok) == []
 
 
-SHIPPED = workload_files()
-
-
-@pytest.mark.parametrize("env_name", sorted(load_environments()))
-@pytest.mark.parametrize("path", SHIPPED, ids=[p.stem for p in SHIPPED])
-def test_shipped_workloads_pass_full_validation(path: Path, env_name: str) -> None:
-    env = load_environments()[env_name]
-    workload = load_workload_file(path)
-    request = compile_request(workload, env)
-    values = values_for(request) | worst_case_values(workload.capacity_retry.max_attempts)
-    values[placeholders.KMS_KEY_ARN] = f"arn:aws:kms:{env.region}:{env.account}:key/1234abcd-12ab-34cd-56ef-1234567890ab"
-    filled = placeholders.substitute(request, values)
-    assert service_model.validate_request(filled) == [], path.name
+@pytest.mark.parametrize("env_name", sorted(ENVIRONMENTS))
+def test_shipped_workloads_pass_full_validation(env_name: str) -> None:
+    env = ENVIRONMENTS[env_name]
+    workloads = loaded().workloads(env_name)
+    assert workloads, f"no shipped workload deploys to {env_name}"
+    for workload in workloads:
+        request = compile_request(workload, env)
+        values = sdk.deploy_values(request) | worst_case_values(workload.capacity_retry.max_attempts)
+        values[placeholders.KMS_KEY_ARN] = f"arn:aws:kms:{env.region}:{env.account}:key/" \
+                                           "1234abcd-12ab-34cd-56ef-1234567890ab"
+        filled = placeholders.substitute(request, values)
+        assert service_model.validate_request(filled) == [], workload.source
 
 
 def test_some_workloads_are_shipped() -> None:
-    if not SHIPPED:
-        pytest.skip("no workload specs in training/workloads/ yet")
+    assert SHIPPED, "no workload specs in workloads/"
     assert all(p.suffix in (".yaml", ".yml") for p in SHIPPED)
 
 
@@ -463,18 +758,41 @@ def test_harness_sees_sdk_validation() -> None:
         )
 
 
+def test_harness_maps_mappings_to_the_sdks_objects(code_dir: Path) -> None:
+    """The spec's mappings reach the SDK as its own classes, not as dicts it would misread."""
+    sagemaker = sdk._sagemaker()
+    spec = _spec("objects", **PYTORCH_2_3, instance_groups=[
+        {"instance_group_name": "train", "instance_type": "ml.p4d.24xlarge", "instance_count": 1}],
+        debugger_hook_config={"collection_configs": [{"name": "losses"}]}, profiler_config={},
+        tensorboard_output_config={"container_local_output_path": "/tb"},
+        inputs={"train": {"s3_data": "d/", "shuffle_config": {"seed": 1}}})
+    request = {"OutputDataConfig": {"S3OutputPath": sdk.OUTPUT_PATH}, "AlgorithmSpecification": {},
+               "TensorBoardOutputConfig": {"S3OutputPath": sdk.OUTPUT_PATH + "/tb/"}}
+    _, kwargs, channels = sdk.estimator_arguments(spec, request, code_dir)
+    assert isinstance(kwargs["debugger_hook_config"], sagemaker.debugger.DebuggerHookConfig)
+    assert isinstance(kwargs["debugger_hook_config"].collection_configs[0], sagemaker.debugger.CollectionConfig)
+    assert isinstance(kwargs["profiler_config"], sagemaker.debugger.ProfilerConfig)
+    assert isinstance(kwargs["tensorboard_output_config"], sagemaker.debugger.TensorBoardOutputConfig)
+    assert isinstance(kwargs["instance_groups"][0], sagemaker.instance_group.InstanceGroup)
+    channel = sdk._channel(channels["train"])
+    assert isinstance(channel, sagemaker.inputs.TrainingInput)
+    assert channel.config["ShuffleConfig"] == {"Seed": 1}
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # What the SDK refuses, the spec refuses too (at synth, with the field to change)
 # ---------------------------------------------------------------------------------------------------------------
 
 SMP_V1_LAUNCHER = {"mpi": {"enabled": True, "processes_per_host": 8}}
+TWO_GROUPS = [{"instance_group_name": "train", "instance_type": "ml.p4d.24xlarge", "instance_count": 2},
+              {"instance_group_name": "data", "instance_type": "ml.c5.18xlarge", "instance_count": 1}]
 REJECTED = [
     # (id, spec changes on top of a PyTorch 2.2.0 two-node p4d job, SDK message, spec field the problem names)
     ("two smdistributed strategies",
      {"distribution": {"smdistributed": {"dataparallel": {"enabled": True}, "modelparallel": {"enabled": True}}}},
      "more than 1 smdistributed strategy", "distribution.smdistributed"),
     ("torch_distributed on a CPU instance",
-     {"instance_type": "ml.m5.xlarge", "distribution": {"torch_distributed": {"enabled": True}}},
+     {"instance_type": "ml.m5.xlarge", "distribution": TORCHRUN},
      "only for GPU and Trainium", "distribution.torch_distributed"),
     ("mpi on Trainium",
      {"instance_type": "ml.trn1.32xlarge", "distribution": {"mpi": {"enabled": True}}},
@@ -482,6 +800,9 @@ REJECTED = [
     ("channel named code with network isolation",
      {"enable_network_isolation": True, "inputs": {"code": "s3://my-datasets/code/"}},
      "Duplicate channel code", "inputs.code"),
+    ("model channel named like an input",
+     {"model_uri": "s3://my-models/gpt/", "inputs": {"model": "datasets/x/"}},
+     "Duplicate channel model", "model_channel_name"),
     ("SMP pipeline not simple or interleaved",
      {"framework_version": "1.13.1", "py_version": "py39", "distribution": SMP_V1_LAUNCHER | {
          "smdistributed": {"modelparallel": {"enabled": True, "parameters": {"pipeline": "fast", "partitions": 2}}}}},
@@ -498,24 +819,110 @@ REJECTED = [
      {"framework_version": "2.3.0", "py_version": "py311",
       "distribution": {"smdistributed": {"dataparallel": {"enabled": True}}}},
      "not supported by smdataparallel", "framework_version"),
+    ("pytorchddp with smdistributed",
+     {"distribution": {"pytorchddp": {"enabled": True}, "smdistributed": {"dataparallel": {"enabled": True}}}},
+     "Cannot use both pytorchddp and smdistributed", "distribution"),
+    ("pytorchxla without Training Compiler",
+     {"distribution": {"pytorchxla": {"enabled": True}}},
+     "only supported when SageMaker Training Compiler is enabled", "distribution.pytorchxla"),
     ("torch_distributed with a short version",
-     {"framework_version": "2.3", "py_version": "py311", "distribution": {"torch_distributed": {"enabled": True}}},
+     {"framework_version": "2.3", "py_version": "py311", "distribution": TORCHRUN},
      "not supported by torch_distributed", "framework_version"),
+    ("torch_distributed (HuggingFace) with a short PyTorch version",
+     {**HUGGINGFACE, "framework_version": ..., "distribution": TORCHRUN},
+     "not supported by torch_distributed", "pytorch_version"),
+    ("SMDDP (HuggingFace) with a PyTorch it does not support",
+     {"framework": "huggingface", "transformers_version": "4.46.1", "pytorch_version": "2.3.0", "py_version": "py311",
+      "framework_version": ..., "distribution": {"smdistributed": {"dataparallel": {"enabled": True}}}},
+     "not supported by smdataparallel", "pytorch_version"),
+    ("HuggingFace versions written one full, one short",
+     {**HUGGINGFACE, "pytorch_version": "2.1.0", "framework_version": ...},
+     "either full version or shortened version", "transformers_version"),
     ("multi_worker_mirrored_strategy before TensorFlow 2.9",
      {"framework": "tensorflow", "framework_version": "2.8", "py_version": "py39", "instance_type": "ml.p3.16xlarge",
       "distribution": {"multi_worker_mirrored_strategy": {"enabled": True}}},
      "only supported from framework_version 2.9", "distribution.multi_worker_mirrored_strategy"),
+    ("instance_groups with instance_type",
+     {"instance_groups": TWO_GROUPS[:1], "distribution": ...},
+     "cannot be set when instance_groups is set", "instance_groups"),
+    ("two instance groups, no training group named",
+     {"instance_type": ..., "instance_count": ..., "instance_groups": TWO_GROUPS, "distribution": TORCHRUN},
+     "only contain one instance group name", "distribution.instance_groups"),
+    ("distribution names an instance group the spec lacks",
+     {"instance_type": ..., "instance_count": ..., "instance_groups": TWO_GROUPS,
+      "distribution": {"mpi": {"enabled": True}, "instance_groups": ["gpu"]}},
+     "Invalid training instance group", "distribution.instance_groups"),
+    ("empty distribution with one instance group",
+     {"instance_type": ..., "instance_count": ..., "instance_groups": TWO_GROUPS[:1], "distribution": {}},
+     "Don't set training instance groups while no distribution strategies enabled", "distribution"),
+    ("empty distribution with two instance groups",
+     {"instance_type": ..., "instance_count": ..., "instance_groups": TWO_GROUPS, "distribution": {}},
+     "only contain one instance group name", "distribution"),
+    ("distribution names instance groups without instance_groups",
+     {"distribution": {"mpi": {"enabled": True}, "instance_groups": ["train"]}},
+     "Instance groups not specified", "distribution.instance_groups"),
+    ("disable_profiler with profiler_config enabled",
+     {"disable_profiler": True, "profiler_config": {"system_monitor_interval_millis": 500}},
+     "disable_profiler cannot be False", "profiler_config"),
+    ("target_attribute_name (an AutoML channel field)",
+     {"inputs": {"train": {"s3_data": "datasets/tabular/", "target_attribute_name": "label"}}},
+     "Unknown parameter .*TargetAttributeName", "inputs.train.target_attribute_name"),
 ]
+
+
+def _rejected_spec(changes: dict[str, Any]) -> dict[str, Any]:
+    spec = _spec("rejected", **PYTORCH_2_2, instance_type="ml.p4d.24xlarge", instance_count=2)
+    for key, value in changes.items():
+        if value is ...:
+            spec.pop(key, None)
+        else:
+            spec[key] = value
+    return spec
 
 
 @pytest.mark.parametrize(("changes", "sdk_message", "field_name"), [r[1:] for r in REJECTED],
                          ids=[r[0] for r in REJECTED])
 def test_what_the_sdk_rejects_fails_synth(changes: dict, sdk_message: str, field_name: str, code_dir: Path) -> None:
-    spec = _spec("rejected", **PYTORCH_2_2, instance_type="ml.p4d.24xlarge", instance_count=2) | changes
-    framework, kwargs, channels = sdk_arguments(spec, {"OutputDataConfig": {"S3OutputPath": sdk.OUTPUT_PATH}})
-    with pytest.raises(ValueError, match=sdk_message):
+    spec = _rejected_spec(changes)
+    request = {"OutputDataConfig": {"S3OutputPath": sdk.OUTPUT_PATH}, "AlgorithmSpecification": {}}
+    framework, kwargs, channels = sdk.estimator_arguments(spec, request, code_dir)
+    with pytest.raises((ValueError, RuntimeError, ParamValidationError), match=sdk_message):
         sdk.capture_create_training_job(framework, job_name="rejected-1", inputs=channels or None, **kwargs)
     with pytest.raises(SpecError) as info:
-        parse_workload(copy.deepcopy(spec), source="rejected.yaml", base_dir=code_dir)
+        accepted(spec, DEV, code_dir)
     fields = [p.field for p in info.value.problems]
     assert field_name in fields, f"expected a problem at {field_name}, got:\n{info.value}"
+
+
+# The platform's own refusals of arguments the SDK takes: the old parity cases set these; they now fail synth.
+PLATFORM_OWNED = [
+    ("output_path", {"output_path": "s3://my-results/gpt-observed"}, "output_path", "s3://<environment output bucket>"),
+    ("checkpoint_s3_uri", {"checkpoint_s3_uri": "s3://my-checkpoints/gpt-spot/run-1"}, "checkpoint_s3_uri",
+     "checkpoints: true"),
+    ("debugger s3_output_path", {"debugger_hook_config": {"s3_output_path": "s3://my-results/debug"}},
+     "debugger_hook_config.s3_output_path", "platform's"),
+    ("profiler s3_output_path", {"profiler_config": {"s3_output_path": "s3://my-results/profile"}},
+     "profiler_config.s3_output_path", "platform's"),
+    ("tensorboard s3_output_path", {"tensorboard_output_config": {"s3_output_path": "s3://my-results/tb"}},
+     "tensorboard_output_config.s3_output_path", "platform's"),
+    ("role", {"role": "arn:aws:iam::111111111111:role/SageMaker"}, "role", "execution role"),
+    ("subnets", {"subnets": ["subnet-0123"]}, "subnets", "network"),
+    ("security_group_ids", {"security_group_ids": ["sg-0123"]}, "security_group_ids", "network"),
+    ("code_location", {"code_location": "s3://my-code/"}, "code_location", "CDK asset"),
+    ("git_config", {"git_config": {"repo": "https://github.com/aws/sagemaker-python-sdk.git"}}, "git_config",
+     "source_dir"),
+    ("rules", {"rules": []}, "rules", "debugger_hook_config"),
+    ("compiler_config", {"compiler_config": {}}, "compiler_config", "Training Compiler"),
+    ("training_recipe", {"training_recipe": "training/llama/hf_llama3_8b_seq8k_gpu_p5x16_pretrain"},
+     "training_recipe", "entry point"),
+]
+
+
+@pytest.mark.parametrize(("changes", "field_name", "words"), [r[1:] for r in PLATFORM_OWNED],
+                         ids=[r[0] for r in PLATFORM_OWNED])
+def test_what_the_platform_owns_fails_synth(changes: dict, field_name: str, words: str, code_dir: Path) -> None:
+    spec = _spec("owned", **PYTORCH_2_3, instance_type="ml.g5.2xlarge") | changes
+    with pytest.raises(SpecError) as info:
+        accepted(spec, DEV, code_dir)
+    matching = [p.message for p in info.value.problems if p.field == field_name]
+    assert matching and words in matching[0], f"expected {words!r} at {field_name}, got:\n{info.value}"

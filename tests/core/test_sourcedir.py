@@ -6,8 +6,25 @@ import io
 import os
 import tarfile
 import time
+from pathlib import Path
 
-from compiler.sourcedir import build_sourcedir, pack
+from compiler.model import Code
+from compiler.sourcedir import pack_to, scan
+from platform_constructs.source_bundle import write_bundle
+
+
+def pack(source_dir: Path) -> bytes:
+    """The tarball of a folder, as a job with source_dir and entry point train.py ships it."""
+    result = scan(source_dir, source_dir / "train.py", (), source_dir.parent)
+    assert result.problems == []
+    out = io.BytesIO()
+    pack_to(result.entries, out)
+    return out.getvalue()
+
+
+def build_sourcedir(source_dir: Path, build_dir: Path) -> Path:
+    code = Code(entry_point="train.py", source_dir=source_dir, entry_point_path=source_dir / "train.py")
+    return write_bundle(code, source_dir.parent, build_dir)
 
 
 def _tree(root, files):
@@ -53,3 +70,51 @@ def test_build_writes_one_file_per_content(tmp_path):
     second = build_sourcedir(tmp_path / "b", tmp_path / "out")
     assert first == second and first.name == "sourcedir.tar.gz"
     assert first.read_bytes() == pack(tmp_path / "a")
+
+
+def test_symbolic_links_are_refused_not_followed(tmp_path):
+    _tree(tmp_path / "a", {"train.py": "1"})
+    (tmp_path / "a" / "host").symlink_to("/etc/hostname")
+    (tmp_path / "a" / "dangling").symlink_to(tmp_path / "nowhere")
+    (tmp_path / "a" / "home").symlink_to(Path.home(), target_is_directory=True)
+    result = scan(tmp_path / "a", tmp_path / "a" / "train.py", (), tmp_path)
+    assert [e.arcname for e in result.entries] == ["train.py"]
+    assert len(result.problems) == 3 and all("symbolic link" in p for p in result.problems)
+
+
+def test_the_bundle_size_is_bounded_with_the_largest_files_named(tmp_path):
+    _tree(tmp_path / "a", {"train.py": "1"})
+    with open(tmp_path / "a" / "weights.bin", "wb") as big:
+        big.truncate(3 * 2**20)
+    result = scan(tmp_path / "a", tmp_path / "a" / "train.py", (), tmp_path, limit=2**20)
+    [problem] = result.problems
+    assert "over the 1 MiB limit" in problem and "weights.bin (3 MiB)" in problem
+
+
+def test_packing_streams_large_files(tmp_path):
+    import tracemalloc
+
+    _tree(tmp_path / "a", {"train.py": "1"})
+    with open(tmp_path / "a" / "data.bin", "wb") as big:
+        big.truncate(64 * 2**20)  # sparse: costs no disk
+    result = scan(tmp_path / "a", tmp_path / "a" / "train.py", (), tmp_path)
+    tracemalloc.start()
+    with open(tmp_path / "out.tar.gz", "wb") as out:
+        pack_to(result.entries, out)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < 16 * 2**20, f"packing held {peak / 2**20:.0f} MiB"
+
+
+def test_dependencies_sit_beside_the_entry_point(tmp_path):
+    _tree(tmp_path / "src", {"train.py": "1"})
+    _tree(tmp_path / "libs" / "common", {"util.py": "2"})
+    result = scan(None, tmp_path / "src" / "train.py", (tmp_path / "libs" / "common",), tmp_path)
+    assert [e.arcname for e in result.entries] == ["common/util.py", "train.py"]
+
+
+def test_folders_outside_the_project_are_refused(tmp_path):
+    (tmp_path / "project").mkdir()
+    _tree(tmp_path / "outside", {"x.py": "1"})
+    result = scan(tmp_path / "outside", tmp_path / "outside" / "x.py", (), tmp_path / "project")
+    assert any("outside the project" in p for p in result.problems)

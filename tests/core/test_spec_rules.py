@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import pytest
 
+from compiler import strategies
 from compiler.errors import SpecError
+from compiler.reader import Findings
 from compiler.request import compile_request
-from compiler.spec import load_workload_file
+from compiler.rules import check_in_environment
 
 
 def test_base_spec_is_valid(make):
     workload = make()
-    assert workload.strategy == "torch_distributed"
+    assert strategies.launch_plan(workload).name == "torch_distributed"
     assert workload.instance.accelerators == 8
 
 
@@ -47,12 +49,13 @@ def test_workload_name_pattern(rejects):
 
 
 @pytest.mark.parametrize("field,value,words", [
-    ("instance_count", 0, ("between 1",)),
+    ("instance_count", 0, ("at least 1",)),
     ("instance_count", "2", ("whole number",)),
-    ("volume_size", 0, ("between 1",)),
-    ("max_run", 3_000_000, ("between 1 and 2419200",)),
-    ("keep_alive_period_in_seconds", 30000, ("between 0 and 21600",)),
-    ("max_retry_attempts", 31, ("between 1 and 30",)),
+    ("instance_count", 2.0, ("whole number", "write 2")),
+    ("volume_size", 0, ("from 1",)),
+    ("max_run", 3_000_000, ("from 1 to 2419200",)),
+    ("keep_alive_period_in_seconds", 30000, ("from 0 to 21600",)),
+    ("max_retry_attempts", 31, ("from 1 to 30",)),
     ("use_spot_instances", "yes", ("true or false",)),
 ])
 def test_numbers_and_booleans_in_range(rejects, field, value, words):
@@ -62,21 +65,37 @@ def test_numbers_and_booleans_in_range(rejects, field, value, words):
 # --- image sources and versions ---------------------------------------------------------------------------
 
 
-def test_exactly_one_image_source(rejects):
-    rejects("image_uri", "exactly one image source", image_uri="123.dkr.ecr.us-east-1.amazonaws.com/x:1")
-    rejects("image_uri", "exactly one image source", framework_version=..., py_version=...)
+def test_image_uri_with_versions_is_accepted_as_the_sdk_does(make):
+    workload = make(image_uri="123456789012.dkr.ecr.us-east-1.amazonaws.com/x:1")
+    assert workload.image.kind == "uri" and workload.estimator.framework_version == "2.3.0"
 
 
-def test_framework_version_must_exist_in_the_sdk(rejects):
-    rejects("framework_version", "not a pytorch training image version", framework_version="9.9.9")
+def test_a_framework_image_needs_versions(rejects):
+    rejects("framework_version", "framework_version and py_version", framework_version=..., py_version=...)
+
+
+def test_image_uri_and_project_image_are_exclusive(rejects):
+    rejects("image", "not both", image_uri="123456789012.dkr.ecr.us-east-1.amazonaws.com/x:1",
+            image={"repository": "gpt-trainer"})
+
+
+def _env_problems(workload, env):
+    findings = Findings("demo.yaml")
+    check_in_environment(workload, env, findings)
+    return "\n".join(str(p) for p in findings.problems)
+
+
+def test_framework_version_must_exist_in_the_sdk(make, envs):
+    workload = make(framework_version="9.9.9", distribution=...)
+    assert "no pytorch training image" in _env_problems(workload, envs["dev"])
 
 
 def test_unquoted_version_is_explained(rejects):
-    rejects("framework_version", "quote versions", framework_version=2.3)
+    rejects("framework_version", "quoted text", framework_version=2.3)
 
 
-def test_py_version_must_match_framework_version(rejects):
-    rejects("py_version", "py311", py_version="py38")
+def test_py_version_must_match_framework_version(make, envs):
+    assert "py311" in _env_problems(make(py_version="py38"), envs["dev"])
 
 
 def test_project_repository_image(make):
@@ -89,8 +108,8 @@ def test_repository_image_unknown_key(rejects):
             image={"repository": "gpt-trainer", "tga": "v1"})
 
 
-def test_huggingface_needs_transformers_and_base(rejects):
-    rejects("transformers_version", "transformers_version and pytorch_version",
+def test_huggingface_needs_a_base_framework(rejects):
+    rejects("pytorch_version", "exactly one of pytorch_version and tensorflow_version",
             framework="huggingface", framework_version=..., transformers_version="4.56.2")
 
 
@@ -118,6 +137,10 @@ def test_torch_distributed_needs_python_entry_point(rejects):
 
 def test_unknown_instance_type_suggests_close_one(rejects):
     rejects("instance_type", "did you mean 'ml.p4d.24xlarge'", instance_type="ml.p4d.24xlarg")
+
+
+def test_every_training_instance_type_of_the_service_model_is_accepted(make):
+    make(instance_type="ml.c4.xlarge", distribution=..., instance_count=1)
 
 
 def test_processes_per_host_within_gpus(rejects):
@@ -243,23 +266,23 @@ def test_reserved_hyperparameters(rejects):
     rejects("hyperparameters.sagemaker_program", "set by the SDK", hyperparameters={"sagemaker_program": "x.py"})
 
 
-def test_hyperparameter_value_length(rejects):
-    rejects("hyperparameters.blob", "2500", hyperparameters={"blob": "x" * 2600})
+def test_hyperparameter_value_length(make, envs):
+    assert "2500" in _env_problems(make(hyperparameters={"blob": "x" * 2600}), envs["dev"])
 
 
-def test_hyperparameter_count_includes_sdk_keys(rejects):
+def test_hyperparameter_count_includes_sdk_keys(make, envs):
     many = {f"h{i}": i for i in range(96)}
-    rejects("hyperparameters", "100", hyperparameters=many)
+    assert "more than SageMaker's 100" in _env_problems(make(hyperparameters=many), envs["dev"])
 
 
 def test_hyperparameter_values_must_be_json(rejects):
     import datetime
 
-    rejects("hyperparameters.when", "quote it", hyperparameters={"when": datetime.date(2026, 1, 1)})
+    rejects("hyperparameters.when", "JSON cannot carry", hyperparameters={"when": datetime.date(2026, 1, 1)})
 
 
 def test_environment_key_pattern(rejects):
-    rejects("environment.1BAD", "letters, digits and '_'", environment={"1BAD": "x"})
+    rejects("environment.1BAD", "letters, digits and _", environment={"1BAD": "x"})
 
 
 def test_environment_values_are_strings(rejects):
@@ -270,9 +293,9 @@ def test_environment_value_length(rejects):
     rejects("environment.LONG", "512", environment={"LONG": "x" * 600})
 
 
-def test_environment_count_includes_efa_variables(rejects):
+def test_environment_count_includes_efa_variables(make, envs):
     many = {f"V{i}": "1" for i in range(99)}
-    rejects("environment", "EFA", instance_type="ml.p5en.48xlarge", environment=many)
+    assert "EFA" in _env_problems(make(instance_type="ml.p5en.48xlarge", environment=many), envs["dev"])
 
 
 # --- spot, checkpoints, warm pools -----------------------------------------------------------------------------
@@ -299,8 +322,8 @@ def test_max_wait_without_spot(rejects):
     rejects("max_wait", "use_spot_instances", max_wait=100000)
 
 
-def test_checkpoint_uri_must_be_s3(rejects):
-    rejects("checkpoint_s3_uri", "s3://", checkpoint_s3_uri="/tmp/ckpt")
+def test_checkpoint_uri_is_the_platforms(rejects):
+    rejects("checkpoint_s3_uri", "checkpoints: true", checkpoint_s3_uri="s3://my-bucket/ckpt")
 
 
 # --- inputs --------------------------------------------------------------------------------------------------
@@ -311,19 +334,19 @@ def test_channel_name_pattern(rejects):
 
 
 def test_s3_input_mode(rejects):
-    rejects("inputs.train.input_mode", "File, Pipe, FastFile", inputs={"train": {"s3_data": "k/", "input_mode": "Fast"}})
+    rejects("inputs.train.input_mode", "did you mean 'FastFile'", inputs={"train": {"s3_data": "k/", "input_mode": "Fast"}})
 
 
 def test_s3_uri_scheme(rejects):
-    rejects("inputs.train.s3_data", "is not an s3://bucket/prefix URI", inputs={"train": "https://example.com/data"})
+    rejects("inputs.train", "is not a key prefix", inputs={"train": "https://example.com/data"})
 
 
 def test_fsx_path_needs_a_path(rejects):
-    rejects("inputs.train.directory_path", "mount name is added", inputs={"train": {"directory_path": "/"}})
+    rejects("inputs.train.directory_path", "mount name is added", inputs={"train": {"directory_path": "datasets"}})
 
 
 def test_fsx_channels_are_file_mode(rejects):
-    rejects("inputs.train.input_mode", "use File", inputs={"train": {"directory_path": "/d", "input_mode": "FastFile"}})
+    rejects("input_mode", "File mode only", input_mode="FastFile", inputs={"train": {"directory_path": "/d"}})
 
 
 def test_fsx_input_needs_an_environment_with_fsx(make, envs):
@@ -331,8 +354,7 @@ def test_fsx_input_needs_an_environment_with_fsx(make, envs):
 
     workload = make(inputs={"train": {"directory_path": "/datasets/x"}})
     no_fsx = replace(envs["dev"], fsx=None)
-    with pytest.raises(SpecError, match="has no file system: add an fsx block"):
-        compile_request(workload, no_fsx, training_image="img")
+    assert "has no file system: add an fsx block" in _env_problems(workload, no_fsx)
     request = compile_request(workload, envs["dev"], training_image="img")
     fsx = request["InputDataConfig"][0]["DataSource"]["FileSystemDataSource"]
     assert fsx["DirectoryPath"] == "/${FsxMountName}/datasets/x"
@@ -346,8 +368,9 @@ def test_metric_regex_must_compile(rejects):
             metric_definitions=[{"Name": "loss", "Regex": "loss=([0-9."}])
 
 
-def test_metric_regex_needs_a_group(rejects):
-    rejects("metric_definitions[0].Regex", "capture group", metric_definitions=[{"Name": "loss", "Regex": "loss=[0-9.]+"}])
+def test_metric_regex_without_a_group_is_a_warning(make):
+    workload = make(metric_definitions=[{"Name": "loss", "Regex": "loss=[0-9.]+"}])
+    assert any("capture group" in w for w in workload.warnings)
 
 
 def test_tags_may_not_use_aws_prefix(rejects):
@@ -361,16 +384,19 @@ def test_all_problems_are_reported_at_once(make):
 
 
 def test_yaml_errors_name_the_file(tmp_path):
+    from compiler.project import Project
+    from compiler.spec import read_spec_file
+
     path = tmp_path / "broken.yaml"
     path.write_text("name: [unclosed\n")
-    with pytest.raises(SpecError, match="is not valid YAML"):
-        load_workload_file(path)
+    with pytest.raises(SpecError, match=r"broken\.yaml: is not valid YAML"):
+        read_spec_file(path, Project(tmp_path))
 
 
-def test_output_path_needs_a_bucket(rejects):
-    # found by the property test: "s3://" alone compiled into a request SageMaker refuses
-    rejects("output_path", "s3://bucket/prefix", output_path="s3://")
+def test_output_path_is_the_platforms(rejects):
+    rejects("output_path", "remove output_path", output_path="s3://my-bucket/out")
 
 
 def test_s3_input_needs_a_bucket(rejects):
-    rejects("inputs.train.s3_data", "s3://bucket/prefix", inputs={"train": "s3:///key"})
+    rejects("inputs.train", "s3://bucket/prefix", inputs={"train": "s3:///key"})
+    rejects("inputs.train.s3_data", "s3://bucket/prefix", inputs={"train": {"s3_data": "s3://"}})

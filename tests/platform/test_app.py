@@ -1,22 +1,61 @@
-"""app.py turns every settings mistake into a message, never a traceback or a half-built assembly."""
+"""The app turns every settings mistake into a message, never a traceback or a half-built assembly."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+import json
+import shutil
+from pathlib import Path
 
 import pytest
 
-import app as cdk_app
-from compiler.environments import load_environments
+from compiler.project import Project
+from stacks.app import main
+from tests.project import ROOT
+
+
+def project_copy(tmp_path: Path) -> Path:
+    """A copy of the project's settings and specs (the code folders they name are linked back)."""
+    root = tmp_path / "project"
+    root.mkdir()
+    for name in ("cdk.json", "cdk.context.json"):
+        shutil.copy(ROOT / name, root / name)
+    shutil.copytree(ROOT / "workloads", root / "workloads")
+    shutil.copytree(ROOT / "training", root / "training", ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+def edit_cdk_json(root: Path, change) -> None:
+    data = json.loads((root / "cdk.json").read_text())
+    change(data["context"])
+    (root / "cdk.json").write_text(json.dumps(data))
 
 
 @pytest.mark.synth
 def test_fsx_workload_in_an_environment_without_fsx_stops_synth_with_the_fix(monkeypatch, capsys, tmp_path):
-    envs = {name: replace(env, fsx=None) for name, env in load_environments().items()}
-    monkeypatch.setattr(cdk_app, "load_environments", lambda: envs)
-    monkeypatch.setenv("CDK_OUTDIR", str(tmp_path))
-    assert cdk_app.main() == 1
+    root = project_copy(tmp_path)
+    edit_cdk_json(root, lambda c: [e.pop("fsx") for e in c["training-platform:environments"].values()])
+    monkeypatch.setenv("CDK_OUTDIR", str(tmp_path / "out"))
+    assert main(Project(root)) == 1
     err = capsys.readouterr().err
     assert "cdk synth stopped: fix these settings first" in err
     assert "has no file system: add an fsx block" in err and "gpt-torchrun-fsx" in err
-    assert not any(tmp_path.iterdir())  # nothing synthesized half-way
+    assert not (tmp_path / "out").exists()  # nothing synthesized half-way
+
+
+def test_a_zone_lookup_missing_from_the_cache_stops_synth_in_one_line(monkeypatch, capsys, tmp_path):
+    root = project_copy(tmp_path)
+    (root / "cdk.context.json").write_text("{}")
+    monkeypatch.setenv("CDK_OUTDIR", str(tmp_path / "out"))
+    assert main(Project(root)) == 1
+    err = capsys.readouterr().err
+    assert "trainctl lookup-zones --env dev" in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_zone_the_account_does_not_have_stops_synth(monkeypatch, capsys, tmp_path):
+    root = project_copy(tmp_path)
+    edit_cdk_json(root, lambda c: c["training-platform:environments"]["dev"].update(availability_zone="us-east-1z"))
+    monkeypatch.setenv("CDK_OUTDIR", str(tmp_path / "out"))
+    assert main(Project(root)) == 1
+    err = capsys.readouterr().err
+    assert "dev.availability_zone: us-east-1z is not one of" in err

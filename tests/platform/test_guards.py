@@ -8,9 +8,9 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_ec2 as ec2
 
+from compiler.environments import FsxSettings
 from platform_constructs.lustre import TrainingFileSystem
 from platform_constructs.network import TrainingNetwork
-from compiler.environments import FsxSettings
 
 pytestmark = pytest.mark.synth
 ACCOUNT, REGION = "123456789012", "us-east-1"
@@ -42,7 +42,7 @@ def file_system(stack: cdk.Stack, network: TrainingNetwork, **overrides) -> Trai
 
 def test_a_good_network_and_file_system_pass_every_guard() -> None:
     app, stack = tiny_stack()
-    network = TrainingNetwork(stack, "Net", availability_zone="us-east-1a", required_private_ips=40)
+    network = TrainingNetwork(stack, "Net", availability_zone="us-east-1a", training_subnet_mask=25)
     file_system(stack, network)
     app.synth()  # raises if any guard fires
 
@@ -60,7 +60,7 @@ def test_guard_training_subnets_in_two_zones() -> None:
 
 def test_guard_file_system_outside_the_training_zone() -> None:
     app, stack = tiny_stack()
-    network = TrainingNetwork(stack, "Net", availability_zone="us-east-1a", required_private_ips=40)
+    network = TrainingNetwork(stack, "Net", availability_zone="us-east-1a", training_subnet_mask=25)
     elsewhere = ec2.Subnet(stack, "Elsewhere", vpc_id=network.vpc.vpc_id, availability_zone="us-east-1b",
                            cidr_block="10.0.200.0/24")
     file_system(stack, network, subnet=elsewhere)

@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 
 from tests.platform.conftest import Synth
-from tests.synth import EXTRA_PULLED_REPOSITORY
 
 pytestmark = pytest.mark.synth
 ENVS = ("dev", "prod")
@@ -80,12 +79,9 @@ def test_prod_pins_the_zone_by_id_and_dev_by_name(synth: Synth) -> None:
 
 
 @pytest.mark.parametrize("env", ENVS)
-def test_training_subnet_holds_the_largest_job(synth: Synth, env: str) -> None:
-    from platform_constructs.network import DEFAULT_TRAINING_IPS
-
+def test_training_subnet_is_sized_by_the_environment(synth: Synth, env: str) -> None:
     (_, subnet), = synth.resources(env, "Network", "AWS::EC2::Subnet").items()
-    size = 2 ** (32 - int(subnet["Properties"]["CidrBlock"].split("/")[1]))
-    assert size - 5 >= DEFAULT_TRAINING_IPS
+    assert subnet["Properties"]["CidrBlock"].endswith(f"/{synth.stages[env].settings.training_subnet_mask}")
 
 
 # ------------------------------------------------------------------------------------------ security groups
@@ -153,10 +149,20 @@ def test_endpoints_reach_aws_without_internet(synth: Synth, env: str) -> None:
 
 
 @pytest.mark.parametrize("env", ENVS)
-def test_vpc_flow_logs_capture_all_traffic(synth: Synth, env: str) -> None:
+def test_vpc_flow_logs_capture_all_traffic_encrypted_with_the_environment_key(synth: Synth, env: str) -> None:
     _, flow_log = only(synth.resources(env, "Network", "AWS::EC2::FlowLog"))
     assert flow_log["Properties"]["TrafficType"] == "ALL"
     assert flow_log["Properties"]["ResourceType"] == "VPC"
+    _, group = only(synth.resources(env, "Network", "AWS::Logs::LogGroup"))
+    # The flow logs' own key, in the Network stack (the environment key's Storage stack depends on Network).
+    key_id, key = only(synth.resources(env, "Network", "AWS::KMS::Key"))
+    assert group["Properties"]["KmsKeyId"] == {"Fn::GetAtt": [key_id, "Arn"]}
+    assert key["Properties"]["EnableKeyRotation"] is True
+    assert group["Properties"]["RetentionInDays"] == synth.stages[env].settings.log_retention_days
+    role_id = flow_log["Properties"]["DeliverLogsPermissionArn"]["Fn::GetAtt"][0]
+    (trust,) = synth.template(env, "Network")["Resources"][role_id]["Properties"]["AssumeRolePolicyDocument"]["Statement"]
+    assert trust["Condition"]["StringEquals"] == {"aws:SourceAccount": synth.stages[env].settings.account}
+    assert "vpc-flow-log/*" in json.dumps(trust["Condition"]["ArnLike"])
 
 
 # ------------------------------------------------------------------------------------------ encryption
@@ -164,7 +170,7 @@ def test_vpc_flow_logs_capture_all_traffic(synth: Synth, env: str) -> None:
 
 @pytest.mark.parametrize("env", ENVS)
 def test_encryption_at_rest_everywhere(synth: Synth, env: str) -> None:
-    key_id, key = only(synth.resources(env, "Storage", "AWS::KMS::Key"))
+    key_id, key = only(synth.resources(env, "Storage", "AWS::KMS::Key"))  # the environment key
     assert key["Properties"]["EnableKeyRotation"] is True
     buckets = synth.resources(env, "Storage", "AWS::S3::Bucket")
     assert len(buckets) == 4
@@ -261,7 +267,7 @@ def test_mount_name_is_exported_for_workload_stacks(synth: Synth, env: str) -> N
 def test_retention_follows_the_environment(synth: Synth, env: str) -> None:
     production = synth.stages[env].settings.production
     expected = "Retain" if production else "Delete"
-    for stack, kind in (("Storage", "AWS::S3::Bucket"), ("Storage", "AWS::KMS::Key"),
+    for stack, kind in (("Storage", "AWS::S3::Bucket"), ("Storage", "AWS::KMS::Key"), ("Network", "AWS::KMS::Key"),
                         ("Storage", "AWS::FSx::FileSystem"), ("Registry", "AWS::ECR::Repository")):
         for logical_id, resource in synth.resources(env, stack, kind).items():
             assert resource.get("DeletionPolicy") == expected, (logical_id, resource.get("DeletionPolicy"))
@@ -269,55 +275,27 @@ def test_retention_follows_the_environment(synth: Synth, env: str) -> None:
     assert bool(auto_delete) is (not production)  # dev's buckets are emptied on destroy, prod's never
 
 
-# ------------------------------------------------------------------------------------------ execution role
-
-
-def role_statements(synth: Synth, env: str) -> dict[str, dict[str, Any]]:
-    policies = synth.resources(env, "Access", "AWS::IAM::Policy")
-    statements = [s for p in policies.values() for s in p["Properties"]["PolicyDocument"]["Statement"]]
-    return {s["Sid"]: s for s in statements}
+# ------------------------------------------------------------------------------------------ shared job access
 
 
 @pytest.mark.parametrize("env", ENVS)
-def test_execution_role_trust_is_sagemaker_for_this_account(synth: Synth, env: str) -> None:
-    _, role = only(synth.resources(env, "Access", "AWS::IAM::Role"))
-    (statement,) = role["Properties"]["AssumeRolePolicyDocument"]["Statement"]
-    assert statement["Principal"] == {"Service": "sagemaker.amazonaws.com"}
-    assert statement["Condition"]["StringEquals"]["aws:SourceAccount"] == synth.stages[env].settings.account
-    assert "ManagedPolicyArns" not in role["Properties"]
+def test_sagemaker_training_log_group_is_ours_with_key_and_retention(synth: Synth, env: str) -> None:
+    _, group = only(synth.resources(env, "Access", "AWS::Logs::LogGroup"))
+    assert group["Properties"]["LogGroupName"] == "/aws/sagemaker/TrainingJobs"
+    assert group["Properties"]["RetentionInDays"] == synth.stages[env].settings.log_retention_days
+    assert "KmsKeyId" in group["Properties"]
 
 
 @pytest.mark.parametrize("env", ENVS)
-def test_execution_role_statements_are_least_privilege(synth: Synth, env: str) -> None:
-    statements = role_statements(synth, env)
-    assert set(statements) == {
-        "ListTrainingBuckets", "ReadTrainingData", "WriteOutput", "SyncCheckpoints", "UseDataKey",
-        "EncryptJobVolumes", "EcrLogin", "PullTrainingImages", "CreateJobInterfaces", "ManageJobInterfaces",
-        "DescribeJobNetwork", "WriteTrainingLogs", "PutTrainingMetrics",
-    }
-    for sid, statement in statements.items():
-        actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
-        assert all("*" not in a for a in actions), sid
-        assert statement["Effect"] == "Allow"
-    star = {sid for sid, s in statements.items() if s["Resource"] == "*"}
-    assert star == {"EcrLogin", "DescribeJobNetwork", "PutTrainingMetrics"}
-    assert statements["ReadTrainingData"]["Action"] == "s3:GetObject"  # read only
+def test_shared_job_policies_hold_one_statement_each_and_no_group_creation(synth: Synth, env: str) -> None:
+    policies = synth.resources(env, "Access", "AWS::IAM::ManagedPolicy")
+    statements = {}
+    for policy in policies.values():
+        (statement,) = policy["Properties"]["PolicyDocument"]["Statement"]
+        statements[statement["Sid"]] = statement
+    assert set(statements) == {"EcrLogin", "DescribeJobNetwork", "PutTrainingMetrics", "CreateJobInterfaces",
+                               "ManageJobInterfaces", "WriteTrainingLogs"}
+    assert "logs:CreateLogGroup" not in json.dumps(statements)
     assert statements["PutTrainingMetrics"]["Condition"] == {"StringLike": {"cloudwatch:namespace": "/aws/sagemaker/*"}}
     assert "ec2:Vpc" in statements["ManageJobInterfaces"]["Condition"]["ArnEquals"]
-    assert statements["EncryptJobVolumes"]["Condition"] == {"Bool": {"kms:GrantIsForAWSResource": "true"}}
-    settings = synth.stages[env].settings
-    pull = json.dumps(statements["PullTrainingImages"]["Resource"])
-    assert f"arn:aws:ecr:{settings.region}:763104351884:repository/pytorch-training" in pull  # the DLC, exactly
-    assert "ExportsOutputFnGetAttGptTrainerRepository" in pull  # this project's repository
-    assert EXTRA_PULLED_REPOSITORY.format(region=settings.region) in pull  # and what the workloads pull
-
-
-@pytest.mark.parametrize("env", ENVS)
-def test_execution_role_reaches_only_this_environments_buckets(synth: Synth, env: str) -> None:
-    statements = role_statements(synth, env)
-    storage_buckets = {k for k in synth.resources(env, "Storage", "AWS::S3::Bucket") if "AccessLogs" not in k}
-    for sid in ("ReadTrainingData", "WriteOutput", "SyncCheckpoints"):
-        resource = statements[sid]["Resource"]
-        target = export_value(synth, env, resource["Fn::Join"][1][0])["Fn::GetAtt"][0]
-        assert target in storage_buckets
-        assert resource["Fn::Join"][1][1] == "/*"
+    assert not synth.resources(env, "Access", "AWS::IAM::Role")  # execution roles are per workload

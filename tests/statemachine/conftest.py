@@ -1,4 +1,4 @@
-"""Fixtures for the state-machine tests: every shipped workload, compiled once, run in moto once deployed."""
+"""Fixtures for the state-machine tests: every shipped workload and the test specs, compiled once, run in moto."""
 
 from __future__ import annotations
 
@@ -8,27 +8,41 @@ from collections.abc import Iterator
 import pytest
 from moto import mock_aws
 
-from tests.statemachine.harness import Deployed
 from compiler import state_machine as sm
-from compiler.environments import load_environments
-from compiler.spec import load_all_workloads
+from compiler.environments import Environment
+from compiler.model import Workload
+from tests.project import ENVIRONMENTS, loaded
+from tests.statemachine.harness import Deployed, type_requests
+from tests.statemachine.projects import load_test_workloads
 
 # moto's interpreter logs every missing path that a Choice's IsPresent probes, at error level.
 logging.getLogger("moto.stepfunctions").setLevel(logging.CRITICAL)
 
-WORKLOADS = {w.name: w for w in load_all_workloads()}
+WORKLOADS: dict[str, Workload] = {w.name: w for w in loaded().workloads("dev")}
 NAMES = sorted(WORKLOADS)
 
 
 @pytest.fixture(scope="session")
-def dev():
-    return load_environments()["dev"]
+def dev() -> Environment:
+    return ENVIRONMENTS["dev"]
 
 
 @pytest.fixture(scope="session")
 def specs(dev) -> dict[str, sm.MachineSpec]:
     """MachineSpecs of the shipped workloads, with the real image lookup (as synth does it)."""
     return {name: sm.spec_for(w, dev) for name, w in WORKLOADS.items()}
+
+
+@pytest.fixture(scope="session")
+def test_workloads(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Workload]:
+    """The specs of tests/statemachine/projects.py, loaded from a throwaway project for dev."""
+    workloads, _ = load_test_workloads(tmp_path_factory.mktemp("project"))
+    return workloads
+
+
+@pytest.fixture(scope="session")
+def test_specs(test_workloads, dev) -> dict[str, sm.MachineSpec]:
+    return {name: sm.spec_for(w, dev) for name, w in test_workloads.items()}
 
 
 @pytest.fixture(scope="module")
@@ -38,12 +52,24 @@ def aws() -> Iterator[None]:
 
 
 @pytest.fixture(scope="module")
-def deployed(aws, specs) -> dict[str, Deployed]:
-    """Each workload's state machine, created in moto on first use."""
+def deployed(aws, specs, dev) -> dict[str, Deployed]:
+    """Each shipped workload's state machine, created in moto on first use."""
 
     class Lazy(dict):
         def __missing__(self, name: str) -> Deployed:
-            self[name] = Deployed(specs[name])
+            self[name] = Deployed(specs[name], type_requests(WORKLOADS[name], dev))
+            return self[name]
+
+    return Lazy()
+
+
+@pytest.fixture(scope="module")
+def deployed_test(aws, test_specs, test_workloads, dev) -> dict[str, Deployed]:
+    """Each test spec's state machine, created in moto on first use."""
+
+    class Lazy(dict):
+        def __missing__(self, name: str) -> Deployed:
+            self[name] = Deployed(test_specs[name], type_requests(test_workloads[name], dev))
             return self[name]
 
     return Lazy()

@@ -1,23 +1,33 @@
 """Run a workload's definition in moto's Step Functions interpreter with the fake SageMaker behind it.
 
 Creating a state machine parses its definition (ANTLR, about a second for ~20 KB), so a `Deployed`
-machine is created once per workload and runs many executions.
+machine is created once per workload and runs many executions. `check_requests` holds every request that reached
+"SageMaker" to the full service-model check and to the compiled request of the attempt's instance type, filled in
+as Step Functions and the run would: nothing else may differ.
 """
 
 from __future__ import annotations
 
+import copy
 import itertools
 import json
+import re
 import time
 from dataclasses import dataclass
 from typing import Any
 
 import boto3
+from moto.stepfunctions.parser.utils import TMP_THREADS
 
-from tests.statemachine.sagemaker_sync import FakeSageMaker, Outcome, installed
 from compiler import placeholders as ph
 from compiler import samples
 from compiler import state_machine as sm
+from compiler.environments import Environment
+from compiler.model import Workload
+from compiler.request import TAG_EXECUTION, compile_request
+from compiler.rules.compute import with_instance_type
+from compiler.service_model import validate_request
+from tests.statemachine.sagemaker_sync import FakeSageMaker, Outcome, installed
 
 REGION = samples.REGION
 ROLE_ARN = f"arn:aws:iam::{samples.ACCOUNT}:role/dev-training-state-machine"
@@ -45,11 +55,21 @@ def deploy_values(spec: sm.MachineSpec, topic_arn: str) -> dict[str, str]:
     return values
 
 
+def type_requests(workload: Workload, env: Environment) -> dict[str, dict[str, Any]]:
+    """The request compiled on each type the workload may run on, independently of `spec_for`'s variants."""
+    if workload.compute.instance_groups:
+        return {}
+    types = (workload.instance_type, *workload.capacity_retry.fallback_instance_types)
+    return {t: compile_request(with_instance_type(workload, t), env) for t in types}
+
+
 class Deployed:
     """A workload's state machine created in moto (call inside an active mock_aws), with a topic to watch."""
 
-    def __init__(self, spec: sm.MachineSpec, definition: dict[str, Any] | None = None):
+    def __init__(self, spec: sm.MachineSpec, requests: dict[str, dict[str, Any]] | None = None,
+                 definition: dict[str, Any] | None = None):
         self.spec = spec
+        self.requests = requests if requests is not None else {spec.instance_type: spec.request}
         sns = boto3.client("sns", region_name=REGION)
         self.sqs = boto3.client("sqs", region_name=REGION)
         self.sfn = boto3.client("stepfunctions", region_name=REGION)
@@ -66,14 +86,31 @@ class Deployed:
             name=sm.state_machine_name(spec.environment, spec.workload), definition=self.text, roleArn=ROLE_ARN,
         )["stateMachineArn"]
 
-    def run(self, execution_input: Any, script: list[Outcome] | None = None, name: str | None = None) -> Run:
-        """Start one execution (always named) and wait for its end."""
-        fake = FakeSageMaker(script=list(script or []), region=REGION)
+    def instance_type(self, attempt: int) -> str:
+        """The type attempt n runs on, by the schedule (`MachineSpec.schedule`)."""
+        if not self.spec.variants:
+            return self.spec.instance_type
+        return self.spec.variants[self.spec.schedule()[attempt]].instance_type
+
+    def request_for(self, attempt: int) -> dict[str, Any]:
+        return self.requests[self.instance_type(attempt)] if self.spec.variants else self.spec.request
+
+    def run(self, execution_input: Any, script: list[Outcome] | None = None, name: str | None = None,
+            throttle: int = 0) -> Run:
+        """Start one execution (always named) and wait for its end; a str input is sent as it is.
+
+        `throttle`: how many of the first CreateTrainingJob calls SageMaker answers with throttling.
+        """
+        fake = FakeSageMaker(script=list(script or []), region=REGION, throttle=throttle)
         name = name or f"run-{next(_names)}"
         payload = execution_input if isinstance(execution_input, str) else json.dumps(execution_input)
         with installed(fake):
+            # Wait on the thread moto runs the execution in: polling DescribeExecution steals the interpreter from it.
+            started = len(TMP_THREADS)
             arn = self.sfn.start_execution(stateMachineArn=self.arn, name=name, input=payload)["executionArn"]
             deadline = time.monotonic() + 60
+            for thread in TMP_THREADS[started:started + 1]:
+                thread.join(timeout=60)
             while (described := self.sfn.describe_execution(executionArn=arn))["status"] == "RUNNING":
                 assert time.monotonic() < deadline, "execution did not finish in 60 s"
                 time.sleep(0.02)
@@ -87,3 +124,51 @@ class Deployed:
             cause=described.get("cause"), fake=fake, notifications=[json.loads(m["Body"]) for m in messages],
             history=history,
         )
+
+
+# --------------------------------------------------------------------------------------------- expected requests
+
+
+def job_parts(spec: sm.MachineSpec, job_name: str) -> tuple[str, int]:
+    """RunId and Attempt of a job name, which must be `<base_job_name>-<12 hex>-<attempt>` and <= 63 chars."""
+    match = re.fullmatch(re.escape(spec.base_job_name) + r"-([0-9a-f]{12})-(\d+)", job_name)
+    assert match, f"job name {job_name!r} is not <base>-<run id>-<attempt>"
+    assert len(job_name) <= 63
+    return match.group(1), int(match.group(2))
+
+
+def sent_text(value: Any, generic: bool) -> str:
+    """An overriding value as the estimator sends it: str() for the generic Estimator, JSON for frameworks.
+
+    Lists and objects are the one exception: the state machine can only write them as compact JSON
+    (`States.JsonToString`), where the SDK's json.dumps puts a space after ',' and ':'.
+    """
+    if generic:
+        return str(value)
+    if isinstance(value, list | dict):
+        return json.dumps(value, separators=(",", ":"))
+    return json.dumps(value)
+
+
+def expected_request(d: Deployed, job_name: str, execution_tag: str, overrides: dict[str, Any]) -> dict[str, Any]:
+    """The attempt's compiled request, filled in as Step Functions and the run would, plus the overrides."""
+    run_id, attempt = job_parts(d.spec, job_name)
+    values = d.values | {ph.RUN_ID: run_id, ph.ATTEMPT: str(attempt)}
+    request = ph.substitute(copy.deepcopy(d.request_for(attempt)), values)
+    request["Tags"].append({"Key": TAG_EXECUTION, "Value": execution_tag})
+    for key, value in overrides.get("hyperparameters", {}).items():
+        request["HyperParameters"][key] = sent_text(value, d.spec.policy.str_encoded)
+    if "instance_count" in overrides:
+        request["ResourceConfig"]["InstanceCount"] = overrides["instance_count"]
+    if "max_run" in overrides:
+        request["StoppingCondition"]["MaxRuntimeInSeconds"] = overrides["max_run"]
+    return request
+
+
+def check_requests(d: Deployed, run: Run, overrides: dict[str, Any], execution_tag: str | None = None) -> None:
+    """Every CreateTrainingJob that reached SageMaker is valid and is exactly the expected request."""
+    tag = execution_tag or f"{d.arn.replace(':stateMachine:', ':execution:')}:{run.name}"
+    assert run.fake.calls, "no CreateTrainingJob reached SageMaker"
+    for request in run.fake.calls:
+        assert validate_request(request) == []
+        assert request == expected_request(d, request["TrainingJobName"], tag, overrides)

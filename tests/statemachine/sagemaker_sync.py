@@ -3,7 +3,11 @@
 moto 5.2.5 sends every `arn:aws:states:::sagemaker:*` task to `StateTaskServiceUnsupported`, which has no
 `.sync` procedure (FACTS.md section 5). `installed()` swaps in `StateTaskServiceSageMaker` for the duration
 of a test: CreateTrainingJob goes to `FakeSageMaker`, which records the request exactly as it reached
-"SageMaker", follows a script (throttle, quota error, capacity failure, failure, success), creates the job in
+"SageMaker", throttles the first `throttle` calls (a ThrottlingException, reported like a refusal), refuses a
+request as SageMaker would when it breaks the service model (a hyperparameter value over 2,500 characters, or a
+tag value with a character outside the Tag.Value pattern, say: a ValidationException, which the optimized
+integration reports as the generic `SageMaker.AmazonSageMakerException` with the code in its cause), otherwise
+follows a script (throttle, quota error, capacity failure, failure, success), creates the job in
 moto's SageMaker backend (so the definition's `aws-sdk:sagemaker:describeTrainingJob` sees it) and sets the
 job's final status there; the `.sync` resolver then polls DescribeTrainingJob like Step Functions does and
 fails the task with `States.TaskFailed` and the job description as its cause when the job did not complete.
@@ -13,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -21,6 +26,8 @@ from typing import Any
 from unittest import mock
 
 import boto3
+import jsonpath_ng
+import jsonpath_ng.ext
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.sagemaker.models import sagemaker_backends
 from moto.stepfunctions.parser.api import HistoryEventType, TaskFailedEventDetails
@@ -31,6 +38,7 @@ from moto.stepfunctions.parser.asl.component.common.error_name.failure_event imp
 )
 from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name import StatesErrorName
 from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name_type import StatesErrorNameType
+from moto.stepfunctions.parser.asl.component.common.path import result_path
 from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
 from moto.stepfunctions.parser.asl.component.state.exec.state_task import state_task_factory
 from moto.stepfunctions.parser.asl.component.state.exec.state_task.service import state_task_service_callback
@@ -40,6 +48,11 @@ from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state
 )
 from moto.stepfunctions.parser.asl.component.state.wait.wait_function.wait_function import WaitFunction
 from moto.stepfunctions.parser.asl.eval.event.event_detail import EventDetails
+from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
+from moto.stepfunctions.parser.asl.utils import json_path
+from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
+
+from compiler.service_model import validate_request
 
 TERMINAL_FAILURES = {"Failed", "Stopped"}
 
@@ -72,9 +85,18 @@ def api_error(error: str, cause: str) -> Outcome:
     return Outcome("error", reason=cause, error=error)
 
 
-def throttled() -> Outcome:
+def refused_as_invalid(problems: list[str]) -> Outcome:
+    """SageMaker's answer to a request that breaks its model: no job, a ValidationException."""
     return api_error("SageMaker.AmazonSageMakerException",
-                     "Rate exceeded (Service: AmazonSageMaker; Status Code: 400; Error Code: ThrottlingException)")
+                     f"{len(problems)} validation error(s) detected: {'; '.join(problems)} (Service: AmazonSageMaker; "
+                     "Status Code: 400; Error Code: ValidationException; Request ID: 0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0)")
+
+
+def throttled() -> Outcome:
+    """How the optimized integration reports throttling: the generic error name, the code in the cause."""
+    return api_error("SageMaker.AmazonSageMakerException",
+                     "Rate exceeded (Service: AmazonSageMaker; Status Code: 400; Error Code: ThrottlingException; "
+                     "Request ID: 5e6f7a8b-9c0d-1e2f-3a4b-5c6d7e8f9a0b; Proxy: null)")
 
 
 def quota_exceeded() -> Outcome:
@@ -89,22 +111,35 @@ class FakeSageMaker:
 
     script: list[Outcome]
     region: str = "us-east-1"
+    throttle: int = 0  # how many of the first calls are throttled, whatever they ask
     calls: list[dict[str, Any]] = field(default_factory=list)  # every CreateTrainingJob request received
+    throttled: int = 0  # the calls answered with throttling
     created: list[dict[str, Any]] = field(default_factory=list)  # the ones that created a job
+    refused: list[list[str]] = field(default_factory=list)  # the service-model problems of each refused call
     stopped: list[str] = field(default_factory=list)
     polls: int = 0
+
+    @functools.cached_property
+    def client(self) -> Any:
+        return boto3.client("sagemaker", region_name=self.region)
 
     def _job(self, name: str) -> Any:
         return sagemaker_backends[DEFAULT_ACCOUNT_ID][self.region].training_jobs[name]
 
     def create(self, request: dict[str, Any]) -> tuple[dict[str, Any] | None, Outcome]:
         self.calls.append(copy.deepcopy(request))
+        if self.throttled < self.throttle:  # the API's rate limit answers before the request is looked at
+            self.throttled += 1
+            return None, throttled()
+        problems = validate_request(request)
+        if problems:  # before the script: SageMaker refuses such a request every time
+            self.refused.append(problems)
+            return None, refused_as_invalid(problems)
         outcome = self.script.pop(0) if self.script else completes()
         if outcome.kind == "error":
             return None, outcome
         self.created.append(copy.deepcopy(request))
-        client = boto3.client("sagemaker", region_name=self.region)
-        response = client.create_training_job(**request)
+        response = self.client.create_training_job(**request)
         job = self._job(request["TrainingJobName"])
         job.training_job_status = {"complete": "Completed", "fail": "Failed", "running": "InProgress"}[outcome.kind]
         job.secondary_status = job.training_job_status
@@ -121,8 +156,7 @@ class FakeSageMaker:
 
     def describe(self, name: str) -> dict[str, Any]:
         self.polls += 1
-        client = boto3.client("sagemaker", region_name=self.region)
-        response = client.describe_training_job(TrainingJobName=name)
+        response = self.client.describe_training_job(TrainingJobName=name)
         response.pop("ResponseMetadata", None)
         return json.loads(json.dumps(response, default=str))
 
@@ -189,9 +223,25 @@ class StateTaskServiceSageMaker(StateTaskServiceCallback):
         return resolve
 
 
+# moto parses the whole definition again for every execution (ANTLR, most of an execution's time) and every
+# JSONPath on every use; the parsed program holds no execution state (that lives in the Environment), so the
+# parses are kept for the tests' many executions of few definitions.
+@functools.lru_cache(maxsize=64)
+def _program(definition: str) -> Any:
+    return AmazonStateLanguageParser.parse(definition)[0]
+
+
+def _entrypoint(worker: ExecutionWorker) -> Any:
+    return _program(worker._evaluation_details.state_machine_details.definition)
+
+
+_ext_jsonpath = functools.lru_cache(maxsize=4096)(jsonpath_ng.ext.parse)
+_jsonpath = functools.lru_cache(maxsize=4096)(jsonpath_ng.parse)
+
+
 @contextlib.contextmanager
 def installed(fake: FakeSageMaker) -> Iterator[FakeSageMaker]:
-    """Route SageMaker tasks to `fake`, and make Retry/Wait/poll delays instant, for one `with` block."""
+    """Route SageMaker tasks to `fake`, make Retry/Wait/poll delays instant and parses cached, for one `with` block."""
     original: Callable[..., Any] = state_task_factory.state_task_service_for
     waits: list[int] = []
 
@@ -211,6 +261,9 @@ def installed(fake: FakeSageMaker) -> Iterator[FakeSageMaker]:
             mock.patch.object(retrier_decl, "time", SimpleNamespace(sleep=waits.append)),
             mock.patch.object(WaitFunction, "_wait_interval", no_wait),
             mock.patch.object(state_task_service_callback, "_DELAY_SECONDS_SYNC_CONDITION_CHECK", 0.01),
+            mock.patch.object(ExecutionWorker, "_get_evaluation_entrypoint", _entrypoint),
+            mock.patch.object(json_path, "parse", _ext_jsonpath),
+            mock.patch.object(result_path, "parse", _jsonpath),
         ):
             yield fake
     finally:

@@ -7,54 +7,17 @@ run id and attempt of its job name, the execution tag and the execution's overri
 
 from __future__ import annotations
 
-import copy
-import json
-import re
 from typing import Any
 
 import pytest
 
+from compiler import catalog
+from compiler import state_machine as sm
 from tests.statemachine import sagemaker_sync as sage
 from tests.statemachine.conftest import NAMES
-from tests.statemachine.harness import Deployed, Run
-from compiler import catalog
-from compiler import placeholders as ph
-from compiler import state_machine as sm
-from compiler.request import TAG_EXECUTION
-from compiler.service_model import validate_request
+from tests.statemachine.harness import check_requests, job_parts
 
 pytestmark = pytest.mark.parametrize("name", NAMES)
-
-
-def job_parts(spec: sm.MachineSpec, job_name: str) -> tuple[str, int]:
-    """RunId and Attempt of a job name, which must be `<base_job_name>-<12 hex>-<attempt>` and <= 63 chars."""
-    match = re.fullmatch(re.escape(spec.base_job_name) + r"-([0-9a-f]{12})-(\d+)", job_name)
-    assert match, f"job name {job_name!r} is not <base>-<run id>-<attempt>"
-    assert len(job_name) <= 63
-    return match.group(1), int(match.group(2))
-
-
-def expected_request(d: Deployed, job_name: str, execution_tag: str, overrides: dict[str, Any]) -> dict[str, Any]:
-    """The compiled request, filled in as Step Functions and the run would, plus the overrides."""
-    run_id, attempt = job_parts(d.spec, job_name)
-    values = d.values | {ph.RUN_ID: run_id, ph.ATTEMPT: str(attempt)}
-    request = ph.substitute(copy.deepcopy(d.spec.request), values)
-    request["Tags"].append({"Key": TAG_EXECUTION, "Value": execution_tag})
-    for key, value in overrides.get("hyperparameters", {}).items():
-        request["HyperParameters"][key] = json.dumps(value)
-    if "instance_count" in overrides:
-        request["ResourceConfig"]["InstanceCount"] = overrides["instance_count"]
-    if "max_run" in overrides:
-        request["StoppingCondition"]["MaxRuntimeInSeconds"] = overrides["max_run"]
-    return request
-
-
-def check_requests(d: Deployed, run: Run, overrides: dict[str, Any], execution_tag: str | None = None) -> None:
-    tag = execution_tag or f"{d.arn.replace(':stateMachine:', ':execution:')}:{run.name}"
-    assert run.fake.calls, "no CreateTrainingJob reached SageMaker"
-    for request in run.fake.calls:
-        assert validate_request(request) == []
-        assert request == expected_request(d, request["TrainingJobName"], tag, overrides)
 
 
 def overrides_for(spec: sm.MachineSpec) -> dict[str, Any]:
@@ -73,7 +36,15 @@ def overrides_for(spec: sm.MachineSpec) -> dict[str, Any]:
             changed[key] = value * 3
         elif isinstance(value, str):
             changed[key] = value + "-b"
-    return {"hyperparameters": changed, "instance_count": spec.instance_count + 1, "max_run": spec.max_run // 2}
+    ceiling = spec.policy.instance_count_max or spec.instance_count
+    count = ceiling if ceiling > spec.instance_count else max(1, spec.instance_count - 1)
+    return {"hyperparameters": changed, "instance_count": count, "max_run": spec.max_run // 2}
+
+
+def hourly_price(spec: sm.MachineSpec, count: int) -> float:
+    price = catalog.get(spec.instance_type).price_per_hour
+    assert price is not None
+    return price * count
 
 
 def test_empty_input_runs_the_spec_and_reports(name: str, deployed, specs) -> None:
@@ -83,11 +54,11 @@ def test_empty_input_runs_the_spec_and_reports(name: str, deployed, specs) -> No
     check_requests(d, run, {})
     [request] = run.fake.calls
     out = run.output
-    price = catalog.CATALOG[spec.instance_type].price_per_hour
     assert out["job_name"] == request["TrainingJobName"]
     assert out["job_arn"].endswith(":training-job/" + request["TrainingJobName"])
     assert (out["status"], out["billable_seconds"], out["attempts"]) == ("Completed", 5400, 1)
-    assert out["cost_per_hour_usd"] == pytest.approx(price * spec.instance_count)
+    assert out["cost_per_hour_usd"] == pytest.approx(hourly_price(spec, spec.instance_count))
+    assert (out["instance_type"], out["instance_count"]) == (spec.instance_type, spec.instance_count)
     assert out["model_artifacts"] == (
         request["OutputDataConfig"]["S3OutputPath"].rstrip("/") + f"/{request['TrainingJobName']}/output/model.tar.gz"
     )
@@ -101,8 +72,8 @@ def test_overrides_reach_the_request(name: str, deployed, specs) -> None:
     assert run.status == "SUCCEEDED", run.cause
     check_requests(d, run, overrides)
     assert run.output["instance_count"] == overrides["instance_count"]
-    price = catalog.CATALOG[spec.instance_type].price_per_hour
-    assert run.output["cost_per_hour_usd"] == pytest.approx(price * overrides["instance_count"])
+    assert run.output["cost_per_hour_usd"] == pytest.approx(hourly_price(spec, overrides["instance_count"]))
+    assert run.output["overrides"] == overrides
 
 
 def test_failed_job_ends_with_its_failure_reason(name: str, deployed) -> None:
@@ -142,10 +113,19 @@ def test_capacity_failures_stop_at_the_spec_limit(name: str, deployed, specs) ->
     check_requests(d, run, {})
 
 
-@pytest.mark.parametrize("error", [*sm.THROTTLING_ERRORS[:2], *sm.QUOTA_ERRORS])
-def test_throttling_and_quota_errors_are_retried(name: str, error: str, deployed) -> None:
+THROTTLED_CAUSE = sage.throttled().reason  # "... Error Code: ThrottlingException ..."
+
+
+@pytest.mark.parametrize(("error", "cause"), [
+    ("SageMaker.AmazonSageMakerException", THROTTLED_CAUSE),  # how the optimized integration reports throttling
+    ("SageMaker.ThrottlingException", "Rate exceeded"),
+    ("ThrottlingException", "Rate exceeded"),
+    ("SageMaker.ResourceLimitExceededException", sage.quota_exceeded().reason),
+    ("SageMaker.ResourceLimitExceeded", sage.quota_exceeded().reason),
+])
+def test_throttling_and_quota_errors_are_retried(name: str, error: str, cause: str, deployed) -> None:
     d = deployed[name]
-    refusal = sage.api_error(error, "Rate exceeded")
+    refusal = sage.api_error(error, cause)
     run = d.run({}, [refusal, refusal, sage.completes()])
     assert run.status == "SUCCEEDED", run.cause
     assert len(run.fake.calls) == 3 and len(run.fake.created) == 1
@@ -156,11 +136,24 @@ def test_throttling_and_quota_errors_are_retried(name: str, error: str, deployed
 
 def test_refused_request_is_reported_without_a_job(name: str, deployed) -> None:
     d = deployed[name]
-    run = d.run({}, [sage.api_error("SageMaker.ValidationException", "1 validation error detected")])
+    run = d.run({}, [sage.api_error("SageMaker.ResourceInUseException", "a training job with this name exists")])
     assert (run.status, run.error) == ("FAILED", "TrainingJobNotCreated")
-    assert "SageMaker.ValidationException: 1 validation error detected" in run.cause
+    assert "SageMaker.ResourceInUseException: a training job with this name exists" in run.cause
     assert run.fake.created == []
     assert run.notifications[0]["status"] == "NotCreated"
+
+
+@pytest.mark.parametrize("error", ["SageMaker.ValidationException", "SageMaker.AmazonSageMakerException"])
+def test_request_refused_as_invalid_is_invalid_input(name: str, error: str, deployed) -> None:
+    # Either spelling of SageMaker's ValidationException: the error's name, or the generic name with the code in
+    # the cause (how the optimized integration reports it; throttling arrives under the same generic name).
+    d = deployed[name]
+    cause = "1 validation error detected (Service: AmazonSageMaker; Status Code: 400; Error Code: ValidationException)"
+    run = d.run({}, [sage.api_error(error, cause)] * 7)
+    assert (run.status, run.error) == ("FAILED", sm.INVALID_INPUT)
+    assert run.cause == f"SageMaker refused the request: {cause}"
+    assert len(run.fake.calls) == 1 and run.fake.waits == []  # refused once is refused: no repeat, no wait
+    assert run.fake.created == [] and run.notifications == []
 
 
 def test_execution_name_that_tags_refuse(name: str, deployed) -> None:
@@ -168,31 +161,32 @@ def test_execution_name_that_tags_refuse(name: str, deployed) -> None:
     run = d.run({}, [sage.completes()], name="retry(2)!")
     assert run.status == "SUCCEEDED", run.cause
     check_requests(d, run, {}, execution_tag=d.arn)
+    assert len(run.fake.calls) == 1  # known before the call: no refusal needed
 
 
 def _invalid_inputs(spec: sm.MachineSpec) -> list[tuple[str, Any, str]]:
-    """(what is wrong, input, text the cause must contain)."""
+    """(what is wrong, input, the key of the message the execution must fail with)."""
     cases: list[tuple[str, Any, str]] = [
-        ("not an object", ["hyperparameters"], "must be a JSON object"),
-        ("unknown field", {"instance_cont": 2}, "allowed (all optional): hyperparameters, instance_count, max_run"),
-        ("count as string", {"instance_count": "2"}, "instance_count:"),
-        ("count fraction", {"instance_count": 2.5}, "instance_count:"),
-        ("count zero", {"instance_count": 0}, "instance_count:"),
-        ("count too large", {"instance_count": spec.max_instance_count + 1}, "instance_count:"),
-        ("max_run fraction", {"max_run": 3600.5}, "max_run:"),
-        ("max_run zero", {"max_run": 0}, "max_run:"),
-        ("max_run too long", {"max_run": spec.max_run_limit + 1}, "max_run:"),
-        ("max_run null", {"max_run": None}, "max_run:"),
-        ("hyperparameters not an object", {"hyperparameters": ["lr", 1]}, "hyperparameters: must be an object"),
-        ("unknown hyperparameter", {"hyperparameters": {"no_such_name": 1}}, "hyperparameters: unknown name"),
+        ("not an object", ["hyperparameters"], "not_object"),
+        ("unknown field", {"instance_cont": 2}, "keys"),
+        ("count as string", {"instance_count": "2"}, "count"),
+        ("count fraction", {"instance_count": 2.5}, "count"),
+        ("count zero", {"instance_count": 0}, "count"),
+        ("count too large", {"instance_count": spec.policy.instance_count_max + 1}, "count"),
+        ("max_run fraction", {"max_run": 3600.5}, "max_run"),
+        ("max_run zero", {"max_run": 0}, "max_run"),
+        ("max_run too long", {"max_run": spec.max_run + 1}, "max_run"),
+        ("max_run null", {"max_run": None}, "max_run"),
+        ("hyperparameters not an object", {"hyperparameters": ["lr", 1]}, "hp_type"),
+        ("unknown hyperparameter", {"hyperparameters": {"no_such_name": 1}}, "hp_keys"),
     ]
     for key, value in spec.hyperparameters.items():
-        wrong = "5" if isinstance(value, (int, float)) and not isinstance(value, bool) else 5
-        cases.append((f"wrong type for {key}", {"hyperparameters": {key: wrong}}, f"{key} ("))
+        wrong = "5" if isinstance(value, int | float) and not isinstance(value, bool) else 5
+        cases.append((f"wrong type for {key}", {"hyperparameters": {key: wrong}}, "hp_value_type"))
         break
     for key, value in spec.hyperparameters.items():
         if isinstance(value, int) and not isinstance(value, bool):
-            cases.append((f"fraction for integer {key}", {"hyperparameters": {key: value + 0.5}}, f"{key} (integer)"))
+            cases.append((f"fraction for integer {key}", {"hyperparameters": {key: value + 0.5}}, "hp_value_type"))
             break
     return cases
 
@@ -202,10 +196,10 @@ def test_invalid_input_fails_before_any_job(name: str, case: int, deployed, spec
     cases = _invalid_inputs(specs[name])
     if case >= len(cases):
         pytest.skip("the spec has no hyperparameter of this kind")
-    what, execution_input, expected = cases[case]
+    what, execution_input, key = cases[case]
+    policy = specs[name].policy
     run = deployed[name].run(execution_input, [sage.completes()])
     assert (run.status, run.error) == ("FAILED", sm.INVALID_INPUT), what
-    assert expected in run.cause, what
+    assert run.cause == policy.messages()[key] == policy.check(execution_input)[0], what
     assert run.fake.calls == [], "a job was requested for invalid input"
     assert run.notifications == []
-

@@ -1,4 +1,7 @@
-"""Fixtures for the trainer tests: `training/gpt` on sys.path, token shards, and a torchrun launcher."""
+"""Fixtures for the trainer tests: token shards, a torchrun launcher, and readers of the metric lines.
+
+`gptlm` is imported by name: the editable install maps it to training/gptlm.
+"""
 
 from __future__ import annotations
 
@@ -11,11 +14,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-sys.dont_write_bytecode = True  # training/gpt is tarred into every job: keep __pycache__ out of it
+sys.dont_write_bytecode = True  # training/ is tarred into every job: keep __pycache__ out of it
 REPO = Path(__file__).resolve().parents[2]
-GPT_DIR = REPO / "training"
-if str(GPT_DIR) not in sys.path:
-    sys.path.insert(0, str(GPT_DIR))
+TRAINING_DIR = REPO / "training"
 
 WORKLOADS = sorted((REPO / "workloads").glob("*.yaml"))
 CORPUS = REPO / "trainctl" / "data" / "corpus.txt"
@@ -34,6 +35,17 @@ def shards_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.fixture
+def one_thread():
+    """In-process training of the tiny model: on a 2-core runner a second intra-op thread only adds contention."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 def child_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SM_", "OMPI_", "RANK", "WORLD_SIZE"))}
     env.update(OMP_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")
@@ -43,11 +55,11 @@ def child_env(**extra: str) -> dict[str, str]:
 
 def torchrun(args: list[str], out: Path, data: Path, nproc: int = 2, extra_env: dict[str, str] | None = None,
              timeout: int = 120) -> subprocess.CompletedProcess:
-    """Run training/gpt/train.py under torchrun the way SageMaker's torch_distributed launcher does."""
+    """Run training/train.py under torchrun the way SageMaker's torch_distributed launcher does."""
     env = child_env(SM_CHANNEL_TRAIN=str(data), SM_MODEL_DIR=str(out / "model"),
                     SM_CHECKPOINT_DIR=str(out / "checkpoints"), **(extra_env or {}))
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(nproc),
-               str(GPT_DIR / "train.py"), *args]
+               str(TRAINING_DIR / "train.py"), *args]
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout, cwd=out)
 
 
@@ -61,8 +73,20 @@ def workload_metric_regexes() -> dict[str, re.Pattern]:
 
 
 def step_lines(output: str) -> list[str]:
-    return [line for line in output.splitlines() if re.search(r"\bstep=\d+ loss=", line)]
+    """Rank 0's training metric lines."""
+    return [line for line in output.splitlines() if re.search(r"\bstep=\d+ train_loss=", line)]
 
 
 def losses(output: str) -> list[float]:
-    return [float(re.search(r"\bloss=([0-9.]+)", line).group(1)) for line in step_lines(output)]
+    return [float(re.search(r"\btrain_loss=([0-9.]+)", line).group(1)) for line in step_lines(output)]
+
+
+def val_lines(output: str) -> list[str]:
+    """Rank 0's validation metric lines."""
+    return [line for line in output.splitlines() if re.search(r"\bstep=\d+ val_loss=", line)]
+
+
+def val_losses(output: str) -> dict[int, float]:
+    """{step: validation loss}; NaN/inf parse as such, so a test can tell them from a missing line."""
+    found = (re.search(r"\bstep=(\d+) val_loss=(\S+)", line) for line in val_lines(output))
+    return {int(m.group(1)): float(m.group(2)) for m in found if m}

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from gptlm import checkpoint, parallel
+from gptlm import checkpoint, dcp, optim
 from gptlm.checkpoint import CheckpointError
 from gptlm.model import GPT, build_config
 
@@ -17,7 +17,7 @@ META = {"model": "tiny", "seq_len": 16, "vocab_size": 256, "parallelism": "ddp"}
 def _trained(seed: int) -> tuple[GPT, torch.optim.Optimizer]:
     torch.manual_seed(seed)
     model = GPT(build_config("tiny", 16))
-    optimizer = parallel.build_optimizer(model, 1e-2, 0.1, fused=False)
+    optimizer = optim.build_optimizer(model, 1e-2, 0.1, fused=False)
     x = torch.randint(0, 256, (2, 17))
     for _ in range(2):
         model(x[:, :-1], x[:, 1:]).backward()
@@ -37,11 +37,11 @@ def _fake(root: Path, step: int, world: int, markers: int) -> Path:
 
 def test_save_then_load_restores_model_and_optimizer(tmp_path: Path):
     model, optimizer = _trained(0)
-    checkpoint.save(tmp_path, 2, model, optimizer, META, rank=0, world_size=1)
+    dcp.save(tmp_path, 2, model, optimizer, META, rank=0, world_size=1)
     fresh, fresh_opt = _trained(1)
     found = checkpoint.find_latest(tmp_path)
     assert found is not None and found.step == 2
-    checkpoint.load(found, fresh, fresh_opt, META)
+    dcp.load(found, fresh, fresh_opt, META)
     for a, b in zip(model.state_dict().values(), fresh.state_dict().values(), strict=True):
         assert torch.equal(a, b)
     saved, loaded = optimizer.state_dict()["state"], fresh_opt.state_dict()["state"]
@@ -77,12 +77,12 @@ def test_resuming_a_different_model_is_refused_with_the_fix(tmp_path: Path):
         json.dumps({**META, "model": "gpt-125m", "step": 10, "world_size": 1}))
     model, optimizer = _trained(0)
     with pytest.raises(CheckpointError, match=r"model='gpt-125m'.*checkpoint_dir"):
-        checkpoint.load(checkpoint.find_latest(tmp_path), model, optimizer, META)
+        dcp.load(checkpoint.find_latest(tmp_path), model, optimizer, META)
 
 
 def test_export_writes_full_weights_and_config(tmp_path: Path):
     model, _ = _trained(0)
-    target = checkpoint.export_model(model, tmp_path / "model", {"model": "tiny"}, is_main=True)
+    target = dcp.export_model(model, tmp_path / "model", {"model": "tiny"}, is_main=True)
     weights = torch.load(target)
     assert torch.equal(weights["wte.weight"], model.wte.weight)
     assert json.loads((tmp_path / "model" / "config.json").read_text()) == {"model": "tiny"}

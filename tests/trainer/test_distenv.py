@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import pytest
+import torch
 from gptlm import distenv, launch
+from gptlm.backends.base import Backend
 from gptlm.distenv import LaunchError
-from gptlm.hparams import TrainConfig
+from gptlm.hparams import ConfigError, TrainConfig
 
 
 def test_torchrun():
@@ -50,14 +52,32 @@ def test_bad_rank_variable_is_named():
         distenv.detect({"RANK": "zero", "WORLD_SIZE": "2"})
 
 
-def test_sagemaker_model_parallel_selection(monkeypatch):
+def test_backend_follows_mp_parameters_and_what_the_container_has(monkeypatch):
     available: set[str] = set()
     monkeypatch.setattr(distenv, "module_available", lambda name: name in available)
     smp = TrainConfig(mp_parameters={"partitions": 2})
-    assert launch.smp_mode(TrainConfig()) == ""  # no mp_parameters: no SMP even where it is installed
+    assert launch.backend_name(TrainConfig()) == "native"
     with pytest.raises(LaunchError, match=r"neither torch\.sagemaker"):
-        launch.smp_mode(smp)
+        launch.backend_name(smp)
     available.add("smdistributed.modelparallel")
-    assert launch.smp_mode(smp) == "v1"
+    assert launch.backend_name(smp) == "smp_v1"
     available.add("torch.sagemaker")
-    assert launch.smp_mode(smp) == "v2"
+    assert launch.backend_name(smp) == "smp_v2"  # an SMP v2 container wins
+    assert launch.backend_name(TrainConfig()) == "native"  # no mp_parameters: no SMP even where it is installed
+
+
+@pytest.mark.parametrize("name, cls", [("native", "NativeBackend"), ("smp_v1", "SmpV1Backend"),
+                                       ("smp_v2", "SmpV2Backend")])
+def test_each_backend_is_built_without_side_effects(name, cls):
+    """Construction touches no process group and imports no SMP: launch can build any of them anywhere."""
+    env = distenv.detect({})
+    backend = launch.make_backend(name, TrainConfig(mp_parameters={"microbatches": 2}), env)
+    assert type(backend).__name__ == cls and backend.name == name
+    assert isinstance(backend, Backend)
+    assert (backend.dp_rank, backend.dp_size, backend.is_main) == (0, 1, True)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="bf16 is allowed where there is a GPU")
+def test_bf16_needs_a_gpu():
+    with pytest.raises(ConfigError, match="bf16 needs a GPU"):
+        launch.make_backend("native", TrainConfig(precision="bf16"), distenv.detect({}))

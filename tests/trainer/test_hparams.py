@@ -11,7 +11,7 @@ import yaml
 from gptlm import hparams
 from gptlm.hparams import ConfigError
 
-from tests.trainer.conftest import GPT_DIR, WORKLOADS, child_env
+from tests.trainer.conftest import TRAINING_DIR, WORKLOADS, child_env
 from trainctl.local import toolkit_args
 
 
@@ -28,6 +28,12 @@ def test_toolkit_style_values_are_decoded():
     assert config.mp_parameters == {"ddp": True, "microbatches": 4, "optimize": "speed", "partitions": 2,
                                     "pipeline": "interleaved"}
     assert ignored == []
+
+
+def test_evaluation_settings():
+    assert (hparams.TrainConfig().eval_every, hparams.TrainConfig().eval_batches) == (500, 20)
+    config, _ = hparams.parse(["--eval_every", "0", "--eval_batches", "3"], environ={})
+    assert (config.eval_every, config.eval_batches) == (0, 3)  # 0: no evaluation
 
 
 @pytest.mark.parametrize("text, expected", [("False", False), ("false", False), ("0", False), ("True", True),
@@ -60,6 +66,8 @@ def test_mp_parameters_from_sm_hps_when_not_on_the_command_line():
     (["--learning_rate", "fast"], ["learning_rate", "number"]),
     (["--warmup_steps", "-1"], ["warmup_steps", "negative"]),
     (["--mp_parameters", "partitions"], ["mp_parameters", "k=v"]),
+    (["--eval_every", "-5"], ["eval_every", "negative"]),
+    (["--eval_batches", "0"], ["eval_batches", "greater than 0"]),
 ])
 def test_bad_values_name_the_key(args, words):
     with pytest.raises(ConfigError) as caught:
@@ -91,7 +99,7 @@ def test_data_channel_and_folders_come_from_the_environment(tmp_path: Path):
 
 
 def test_entry_point_reports_bad_input_without_a_traceback(tmp_path: Path):
-    result = subprocess.run([sys.executable, str(GPT_DIR / "train.py"), "--parallelism", "pipeline"],
+    result = subprocess.run([sys.executable, str(TRAINING_DIR / "train.py"), "--parallelism", "pipeline"],
                             env=child_env(), capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert result.returncode == 2
     assert "error: hyperparameter parallelism" in result.stderr
@@ -99,7 +107,7 @@ def test_entry_point_reports_bad_input_without_a_traceback(tmp_path: Path):
 
 
 def test_entry_point_reports_missing_data_without_a_traceback(tmp_path: Path):
-    result = subprocess.run([sys.executable, str(GPT_DIR / "train.py"), "--model", "tiny"],
+    result = subprocess.run([sys.executable, str(TRAINING_DIR / "train.py"), "--model", "tiny"],
                             env=child_env(SM_CHANNEL_TRAIN=str(tmp_path), SM_CHECKPOINT_DIR=str(tmp_path / "c")),
                             capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert result.returncode == 2

@@ -10,6 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from compiler import strategies
+from compiler.spec import load_spec_workload
+from tests.project import PROJECT
 from tests.trainer.conftest import REPO, WORKLOADS, losses
 from trainctl import local
 
@@ -80,8 +83,14 @@ def test_unknown_workload_is_reported(capsys):
     assert "no-such-workload" in capsys.readouterr().err
 
 
+def launcher(path: Path) -> str:
+    """smp, none, or another strategy's name: how SageMaker would launch the workload."""
+    name = strategies.launch_plan(load_spec_workload(PROJECT, str(path))).name
+    return "smp" if name.startswith("smp") else name
+
+
 def test_model_parallel_workload_needs_an_explicit_opt_out(tmp_path, capsys):
-    smp = [p for p in WORKLOADS if local.strategy(yaml.safe_load(p.read_text()).get("distribution") or {}) == "smp"]
+    smp = [p for p in WORKLOADS if launcher(p) == "smp"]
     if not smp:
         pytest.skip("no SMP workload shipped")
     args = _args(str(smp[0]), "--output", str(tmp_path / "run"))
@@ -89,16 +98,41 @@ def test_model_parallel_workload_needs_an_explicit_opt_out(tmp_path, capsys):
     assert "--without-model-parallel" in capsys.readouterr().err
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("workload", WORKLOADS, ids=lambda p: p.stem)
-def test_every_shipped_workload_runs_locally(workload, tmp_path, capsys):
-    spec = yaml.safe_load(workload.read_text())
-    kind = local.strategy(spec.get("distribution") or {})
+def _local_args(workload: Path, tmp_path: Path) -> tuple[argparse.Namespace, str]:
+    kind = launcher(workload)
     # Two processes where the workload is distributed (the data-parallel paths), one where SageMaker runs one.
     nproc = "1" if kind == "none" else "2"
     extra = ["--without-model-parallel"] if kind == "smp" else []
     args = _args(workload.stem, "--output", str(tmp_path), "--nproc", nproc, *extra,
                  *[x for o in TINY_OVERRIDES for x in ("-p", o)])
+    return args, nproc
+
+
+@pytest.mark.parametrize("workload", WORKLOADS, ids=lambda p: p.stem)
+def test_every_shipped_workload_prepares_its_local_launch(workload, tmp_path):
+    """Each workload's launch, without starting it: torchrun with its process count, its entry point, every
+    hyperparameter as the toolkit passes it, its data channel. (The trainer's acceptance of each workload's
+    hyperparameters is test_hparams.py's; two workloads run for real below.)"""
+    spec = yaml.safe_load(workload.read_text())
+    args, nproc = _local_args(workload, tmp_path)
+    command, env, out, _ = local.prepare(args)
+    assert command[1:6] == ["-m", "torch.distributed.run", "--standalone", "--nproc_per_node", nproc]
+    assert command[6] == spec["entry_point"] and (out / "code" / spec["entry_point"]).is_file()
+    hyperparameters = {**spec["hyperparameters"], **{k: yaml.safe_load(v) for k, v in
+                                                     (o.split("=", 1) for o in TINY_OVERRIDES)}}
+    assert command[7:] == local.toolkit_args(hyperparameters)
+    assert json.loads(env["SM_HPS"]) == hyperparameters
+    assert Path(env["SM_CHANNEL_TRAIN"]).is_dir()
+
+
+# One distributed workload (two torchrun processes, an FSx channel) and the single-node one run for real: each run
+# is seconds of process start-up (torch imports), and the launch above is what differs between workloads.
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["gpt-torchrun-fsx", "gpt-finetune-single"])
+def test_shipped_workloads_run_locally(name, tmp_path, capsys):
+    workload = REPO / "workloads" / f"{name}.yaml"
+    spec = yaml.safe_load(workload.read_text())
+    args, nproc = _local_args(workload, tmp_path)
     code = args.func(args)
     printed = capsys.readouterr().out
     log = (tmp_path / "output" / "train.log").read_text()

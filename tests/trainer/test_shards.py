@@ -1,4 +1,4 @@
-"""Token shards round-trip, reject damage with a clear message, and each rank reads its own part."""
+"""Token shards round-trip, reject damage with a clear message, and windows are consecutive tokens."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from gptlm import shards
-from gptlm.shards import DataError, RankSampler, TokenWindows
+from gptlm.shards import DataError, TokenWindows
 
 from tests.trainer.conftest import CORPUS
 from trainctl import local
@@ -71,30 +71,4 @@ def test_windows_are_consecutive_tokens_and_never_span_shards(tmp_path: Path):
     assert windows.window(3).tolist() == list(range(30, 41))
     assert windows.window(4).tolist() == list(range(100, 111))
     assert windows.window(5).tolist() == list(range(110, 121))
-
-
-def test_ranks_read_disjoint_parts_of_each_global_batch():
-    world, per_rank = 4, 3
-    samplers = [RankSampler(1000, per_rank * world, r, world, seed=7) for r in range(world)]
-    seen: set[int] = set()
-    for step in range(20):
-        parts = [set(s.indices(step).tolist()) for s in samplers]
-        assert all(len(p) == per_rank for p in parts)
-        batch = set().union(*parts)
-        assert len(batch) == per_rank * world  # disjoint across ranks
-        assert not batch & seen  # no window twice within an epoch (83 steps here)
-        seen |= batch
-
-
-def test_sampling_is_a_pure_function_of_the_step():
-    """A resumed run must read exactly what the uninterrupted run would have read."""
-    first = RankSampler(500, 8, 1, 2, seed=3)
-    order = [first.indices(s).tolist() for s in range(200)]  # crosses several epochs
-    resumed = RankSampler(500, 8, 1, 2, seed=3)
-    assert [resumed.indices(s).tolist() for s in range(150, 200)] == order[150:]
-    assert order[0] != order[62]  # epoch 1 is reshuffled (62 steps per epoch)
-
-
-def test_too_little_data_for_one_batch_says_what_to_change():
-    with pytest.raises(DataError, match="micro_batch_size"):
-        RankSampler(10, 16, 0, 2, seed=0)
+    assert windows.rows([5, 0]).tolist() == [list(range(110, 121)), list(range(0, 11))]

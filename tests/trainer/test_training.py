@@ -1,9 +1,10 @@
-"""Two-process CPU (gloo) training through the real entry point: DDP and FSDP2 learn, agree, log metric
-lines, and a run interrupted by SIGTERM resumes to exactly the weights of an uninterrupted run."""
+"""Two-process CPU (gloo) training through the real entry point: DDP and FSDP2 learn, agree, log training and
+validation metric lines, and a run interrupted by SIGTERM resumes to exactly the weights of an uninterrupted run."""
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import socket
@@ -14,14 +15,26 @@ from pathlib import Path
 
 import pytest
 import torch
+from gptlm.sampling import HELD_OUT_FRACTION
 
-from tests.trainer.conftest import GPT_DIR, TINY, child_env, losses, step_lines, torchrun, workload_metric_regexes
+from tests.trainer.conftest import (
+    TINY,
+    TRAINING_DIR,
+    child_env,
+    losses,
+    step_lines,
+    torchrun,
+    val_lines,
+    val_losses,
+    workload_metric_regexes,
+)
 
 pytestmark = pytest.mark.slow
 
 STEPS = 12
+EVAL_EVERY = 4
 RUN = [*TINY, "--max_steps", str(STEPS), "--checkpoint_every", "4", "--keep_checkpoints", "2",
-       "--grad_accum_steps", "2"]
+       "--grad_accum_steps", "2", "--eval_every", str(EVAL_EVERY), "--eval_batches", "4"]
 
 
 @pytest.fixture(scope="module")
@@ -48,13 +61,30 @@ def test_loss_falls(uninterrupted, mode):
 
 
 @pytest.mark.parametrize("mode", ["ddp", "fsdp"])
+def test_validation_loss_every_eval_every_steps_is_finite_and_falls(uninterrupted, mode):
+    output = uninterrupted[mode][1]
+    total, train, held = map(int, re.search(r"windows=(\d+) train_windows=(\d+) eval_windows=(\d+)", output).groups())
+    assert train + held == total and held == math.ceil(total * HELD_OUT_FRACTION)
+    values = val_losses(output)
+    assert list(values) == list(range(EVAL_EVERY, STEPS + 1, EVAL_EVERY)), output  # rank 0 only, once each
+    assert all(math.isfinite(v) for v in values.values()), values
+    assert values[STEPS] < values[EVAL_EVERY] - 0.3, values
+
+
+@pytest.mark.parametrize("mode", ["ddp", "fsdp"])
 def test_every_metric_line_is_read_by_the_workload_regexes(uninterrupted, mode):
-    lines = step_lines(uninterrupted[mode][1])
-    assert len(lines) == STEPS // 3  # rank 0 only, one per log_every
-    for line in lines:
-        for name, regex in workload_metric_regexes().items():
-            match = regex.search(line)
-            assert match is not None and float(match.group(1)) >= 0, (name, line)
+    """Each regex captures a number from its own kind of line only: train:loss must not read val_loss=."""
+    regexes = workload_metric_regexes()
+    for lines, names in ((step_lines(uninterrupted[mode][1]), {n for n in regexes if n.startswith("train:")}),
+                         (val_lines(uninterrupted[mode][1]), {"validation:loss"})):
+        assert lines
+        for line in lines:
+            for name, regex in regexes.items():
+                match = regex.search(line)
+                if name in names:
+                    assert match is not None and float(match.group(1)) >= 0, (name, line)
+                else:
+                    assert match is None, (name, line)
 
 
 def test_ddp_and_fsdp_reach_the_same_weights(uninterrupted):
@@ -95,6 +125,8 @@ def test_resume_after_sigterm_matches_an_uninterrupted_run(uninterrupted, shards
     expected, actual = _weights(uninterrupted[mode][0]), _weights(tmp_path)
     for key in expected:
         assert torch.equal(expected[key], actual[key]), key
+    # Same weights and the same held-out windows after the resume: the same validation loss, to the digit.
+    assert val_lines(resumed.stdout)[-1] == val_lines(uninterrupted[mode][1])[-1]
 
 
 def _free_port() -> int:
@@ -114,7 +146,7 @@ def test_mpi_launch_trains(shards_dir, tmp_path):
                         SM_CHANNEL_TRAIN=str(shards_dir), SM_MODEL_DIR=str(tmp_path / "model"),
                         SM_CHECKPOINT_DIR=str(tmp_path / "checkpoints"))
         env.pop("MASTER_ADDR", None)
-        procs.append(subprocess.Popen([sys.executable, str(GPT_DIR / "train.py"), *TINY, "--max_steps", "6"],
+        procs.append(subprocess.Popen([sys.executable, str(TRAINING_DIR / "train.py"), *TINY, "--max_steps", "6"],
                                       env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                       cwd=tmp_path))
     deadline = time.monotonic() + 120

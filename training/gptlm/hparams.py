@@ -35,10 +35,12 @@ class TrainConfig:
     min_lr_ratio: float = 0.1  # cosine decays to learning_rate * min_lr_ratio at max_steps
     warmup_steps: int = 100
     weight_decay: float = 0.1
-    grad_clip: float = 1.0
+    grad_clip: float = 1.0  # max global gradient norm; 0 = no clipping
     parallelism: str = "ddp"  # ddp | fsdp
     checkpoint_every: int = 500  # steps; 0 = only at SIGTERM and at the end
     keep_checkpoints: int = 2
+    eval_every: int = 500  # steps between validation losses (and one at the end); 0 = no evaluation
+    eval_batches: int = 20  # held-out batches of micro_batch_size windows per rank in each evaluation
     compile: bool = False
     data_channel: str = "train"
     checkpoint_dir: str = ""  # empty: $SM_CHECKPOINT_DIR or /opt/ml/checkpoints
@@ -54,8 +56,10 @@ class TrainConfig:
 
 
 _CHOICES = {"parallelism": ("ddp", "fsdp"), "precision": ("auto", "bf16", "fp32"), "model": tuple(PRESETS)}
-_POSITIVE = {"seq_len", "micro_batch_size", "grad_accum_steps", "max_steps", "keep_checkpoints", "log_every"}
-_NON_NEGATIVE = {"warmup_steps", "checkpoint_every", "weight_decay", "grad_clip", "min_lr_ratio", "vocab_size", "seed"}
+_POSITIVE = {"seq_len", "micro_batch_size", "grad_accum_steps", "max_steps", "keep_checkpoints", "log_every",
+             "eval_batches"}
+_NON_NEGATIVE = {"warmup_steps", "checkpoint_every", "eval_every", "weight_decay", "grad_clip", "min_lr_ratio",
+                 "vocab_size", "seed"}
 
 
 def parse_bool(key: str, raw: str) -> bool:

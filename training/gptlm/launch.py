@@ -1,34 +1,52 @@
-"""What `train.py` runs: parse the hyperparameters, find the launcher, pick the training path.
+"""What `train.py` runs: parse the hyperparameters, find the launcher, pick the backend, run the loop.
 
-The SMP v1 path is imported only when chosen: SMP v1 containers ship PyTorch 2.0, which lacks the
-distributed-checkpoint APIs the main trainer imports.
+Only the chosen backend's module is imported: SMP v1 containers ship PyTorch 2.0, which lacks the
+distributed-checkpoint APIs the native and SMP v2 backends use.
 """
 
 from __future__ import annotations
 
 import sys
 
-from gptlm import distenv, hparams
+from gptlm import distenv, hparams, loop
+from gptlm.backends.base import Backend
 from gptlm.errors import UserError
 
+NATIVE, SMP_V1, SMP_V2 = "native", "smp_v1", "smp_v2"
 
-def smp_mode(config: hparams.TrainConfig) -> str:
-    """"" (no SageMaker model parallel), "v2" (torch.sagemaker) or "v1" (smdistributed.modelparallel).
+
+def backend_name(config: hparams.TrainConfig) -> str:
+    """`native`, or SageMaker model parallel: `smp_v2` (torch.sagemaker) or `smp_v1` (smdistributed.modelparallel).
 
     SMP is on only when the job passes `mp_parameters` (the SDK adds them from the workload's modelparallel
     distribution): `tsm.init()` and `smp.init()` both read their configuration from there.
     """
     if not config.mp_parameters:
-        return ""
+        return NATIVE
     if distenv.module_available("torch.sagemaker"):
-        return "v2"
+        return SMP_V2
     if distenv.module_available("smdistributed.modelparallel"):
-        return "v1"
+        return SMP_V1
     raise distenv.LaunchError(
         "mp_parameters is set (the workload enables SageMaker model parallel) but this container has neither "
         "torch.sagemaker (SMP v2) nor smdistributed.modelparallel (SMP v1); use a SageMaker PyTorch DLC that "
         "ships SMP, or remove modelparallel from the workload's distribution"
     )
+
+
+def make_backend(name: str, config: hparams.TrainConfig, env: distenv.DistEnv) -> Backend:
+    """The backend called `name`, importing its module (and what that needs) only now."""
+    if name == SMP_V1:
+        from gptlm.backends.smp_v1 import SmpV1Backend
+
+        return SmpV1Backend(config, env)
+    if name == SMP_V2:
+        from gptlm.backends.smp_v2 import SmpV2Backend
+
+        return SmpV2Backend(config, env)
+    from gptlm.backends.native import NativeBackend
+
+    return NativeBackend(config, env)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -38,16 +56,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config, ignored = hparams.parse(argv)
         env = distenv.detect()
-        mode = smp_mode(config)
+        backend = make_backend(backend_name(config), config, env)
         if ignored and env.is_main:
             print(f"ignoring arguments this trainer does not use: {' '.join(ignored)}", flush=True)
-        if mode == "v1":
-            from gptlm import smp_v1
-
-            return smp_v1.run(config)
-        from gptlm.trainer import Trainer
-
-        code = Trainer(config, env, smp_v2=(mode == "v2")).run()
+        code = loop.run(config, backend)
         if dist.is_available() and dist.is_initialized():
             # Every rank reaches here before any tears its groups down: a rank that destroys its gloo pairs while
             # a peer is still finishing the export's collectives can abort that peer ("terminate called without

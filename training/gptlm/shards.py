@@ -1,13 +1,9 @@
-"""Pre-tokenized training data: the shard file format, its writer, and a deterministic per-rank sampler.
+"""Pre-tokenized training data: the shard file format, its writer, and the memory-mapped token windows.
 
 A shard is a 1 KiB header of 256 little-endian int32 (magic, version, token count, vocabulary size)
 followed by the tokens as little-endian uint16. Shards are memory-mapped, so a rank only pages in the
-windows it reads and a 100 GB data set on FSx costs no RAM up front.
-
-Sampling is a pure function of (seed, global step, rank): the global batch for step s is a fixed slice
-of a seeded permutation of all windows, and each rank reads its own disjoint part of it. A job that
-resumes at step s therefore sees exactly the batches it would have seen without the interruption,
-with no loader state to checkpoint.
+windows it reads and a 100 GB data set on FSx costs no RAM up front. Which windows a rank reads, and
+which are held out for validation, is `gptlm.sampling`'s business.
 """
 
 from __future__ import annotations
@@ -147,30 +143,6 @@ class TokenWindows:
         offset = (index - int(self.starts[shard])) * self.seq_len
         return np.asarray(self.shards[shard].tokens[offset:offset + self.seq_len + 1], dtype=np.int64)
 
-
-class RankSampler:
-    """Which windows rank `rank` reads at each step: a disjoint slice of that step's global batch."""
-
-    def __init__(self, num_windows: int, global_batch: int, rank: int, world_size: int, seed: int):
-        if global_batch % world_size:
-            raise ValueError("global batch must be divisible by world size")
-        if global_batch > num_windows:
-            raise DataError(f"one global batch needs {global_batch} windows but the data has {num_windows}; "
-                            "use more data or lower micro_batch_size / seq_len")
-        self.num_windows = num_windows
-        self.global_batch = global_batch
-        self.per_rank = global_batch // world_size
-        self.rank = rank
-        self.seed = seed
-        self.steps_per_epoch = num_windows // global_batch  # the tail of each epoch's permutation is dropped
-        self._epoch = -1
-        self._perm = np.empty(0, dtype=np.int64)
-
-    def indices(self, step: int) -> np.ndarray:
-        """Window indices for this rank at global step `step` (0-based); same answer on every call."""
-        epoch, pos = divmod(step, self.steps_per_epoch)
-        if epoch != self._epoch:
-            self._perm = np.random.default_rng([self.seed, epoch]).permutation(self.num_windows)
-            self._epoch = epoch
-        start = pos * self.global_batch + self.rank * self.per_rank
-        return self._perm[start:start + self.per_rank]
+    def rows(self, indices: Iterable[int]) -> np.ndarray:
+        """The windows stacked into one (len(indices), seq_len + 1) int64 array: a batch's inputs and targets."""
+        return np.stack([self.window(int(i)) for i in indices])

@@ -1,0 +1,47 @@
+"""A workload's facts for people reviewing a change: what runs, on what, at what list price.
+
+The CDK layer writes this summary into each state machine's template metadata, so `trainctl review` can compare
+workloads between two synthesized revisions without importing either revision's compiler, and the review summary
+reads the same facts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from compiler import catalog, strategies
+from compiler.environments import Environment
+from compiler.images import image_uri
+from compiler.model import ProjectImage, Workload
+
+METADATA_KEY = "training-platform:workload"
+
+
+def workload_summary(workload: Workload, env: Environment) -> dict[str, Any]:
+    compute = workload.compute
+    image = workload.image
+    return {
+        "name": workload.name,
+        "environment": env.name,
+        "instances": [{"type": g.instance_type, "count": g.instance_count, **({"group": g.name} if g.name else {})}
+                      for g in compute.groups],
+        "gpus": sum(g.instance.accelerators * g.instance_count for g in compute.groups),
+        "efa": all(g.instance.has_efa for g in compute.groups),
+        "fallback_instance_types": list(workload.capacity_retry.fallback_instance_types),
+        "max_instance_count": workload.instance_count_ceiling,
+        "image": f"{image.repository} (built by this project)" if isinstance(image, ProjectImage)
+        else image_uri(workload, env.region),
+        "strategy": strategies.launch_plan(workload).name,
+        "hyperparameters": dict(workload.hyperparameters),
+        "inputs": [f"{c.name}: FSx {c.directory_path}" if c.kind == "fsx" else f"{c.name}: S3 {c.s3_data}"
+                   for c in workload.inputs],
+        "cost_per_hour_usd": compute.hourly_cost(),
+        "fallback_cost_per_hour_usd": fallback_costs(workload),
+        "max_run": workload.max_run,
+    }
+
+
+def fallback_costs(workload: Workload) -> dict[str, float | None]:
+    """List price per hour of the job on each fallback instance type (same instance count), None where unknown."""
+    count = workload.compute.groups[0].instance_count
+    return {t: catalog.hourly_cost(t, count) for t in workload.capacity_retry.fallback_instance_types}

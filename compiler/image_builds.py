@@ -1,0 +1,91 @@
+"""The training images this project builds (cdk.json `training-platform:images`): one ECR repository each.
+
+Each image is built at `cdk deploy` from a folder of the repository (its Docker build context, holding the
+Dockerfile) on top of an AWS Deep Learning Container, named by framework, version, Python and an instance type
+exactly like a workload's framework image, and resolved by the same code (`compiler.framework_images`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from compiler.errors import SpecError
+from compiler.framework_images import ImageNotFound, training_image_uri
+from compiler.project import Project
+from compiler.reader import Findings, Reader
+
+IMAGES_KEY = "training-platform:images"
+_REPOSITORY = r"[a-z0-9]+(?:[._/-][a-z0-9]+)*"
+
+
+@dataclass(frozen=True)
+class BaseImage:
+    """The AWS Deep Learning Container an image builds FROM."""
+
+    framework: str
+    framework_version: str
+    py_version: str
+    instance_type: str  # picks the processor (gpu, cpu, neuron) as the SDK does
+
+    def uri(self, region: str) -> str:
+        return training_image_uri(region=region, framework=self.framework, framework_version=self.framework_version,
+                                  py_version=self.py_version, instance_type=self.instance_type)
+
+
+@dataclass(frozen=True)
+class ImageBuild:
+    repository: str
+    build_context: Path
+    dockerfile: str
+    base_image: BaseImage
+
+
+def _one(name: str, r: Reader, project: Project) -> ImageBuild | None:
+    r.unknown_keys({"build_context", "dockerfile", "base_image"})
+    context_text = r.string("build_context", required=True, explain="a folder of the repository, e.g. training")
+    dockerfile = r.string("dockerfile", default="Dockerfile") or "Dockerfile"
+    base = r.child("base_image")
+    if base is None:
+        r.problem("base_image", "is required: {framework, framework_version, py_version, instance_type}")
+        return None
+    base.unknown_keys({"framework", "framework_version", "py_version", "instance_type"})
+    fields = {k: base.string(k, required=True) for k in ("framework", "framework_version", "py_version", "instance_type")}
+    if context_text is None or None in fields.values():
+        return None
+    context = (project.root / context_text).resolve()
+    if not context.is_relative_to(project.root.resolve()) or not (context / dockerfile).is_file():
+        r.problem("build_context", f"{context_text}/{dockerfile} is not a Dockerfile in this repository")
+        return None
+    return ImageBuild(repository=name, build_context=context, dockerfile=dockerfile,
+                      base_image=BaseImage(**fields))  # type: ignore[arg-type]
+
+
+def image_builds(project: Project, regions: list[str]) -> dict[str, ImageBuild]:
+    """The project's images, checked (their base image must exist in every environment's region)."""
+    raw: Any = project.context().get(IMAGES_KEY, {})
+    findings = Findings("cdk.json")
+    if not isinstance(raw, Mapping):
+        raise SpecError(findings.problems or [])
+    images = {}
+    for name in raw:
+        r = Reader(raw, findings, prefix=f"context.{IMAGES_KEY}.")
+        if not re.fullmatch(_REPOSITORY, str(name)):
+            r.problem(str(name), "repository names are lowercase letters, digits and ._/- separators")
+            continue
+        child = r.child(str(name))
+        build = _one(str(name), child, project) if child is not None else None
+        if build is None:
+            continue
+        for region in regions:
+            try:
+                build.base_image.uri(region)
+            except ImageNotFound as exc:
+                child.problem("base_image", f"no such Deep Learning Container in {region}: {exc}")  # type: ignore[union-attr]
+        images[str(name)] = build
+    if findings.problems:
+        raise SpecError(findings.problems)
+    return images

@@ -1,0 +1,191 @@
+"""What a run may change: the one policy that both the state machine and `trainctl start` enforce.
+
+An execution's input may override hyperparameters the spec declares (keeping each value's JSON type), the
+instance count (up to the spec's `max_instance_count`, by default its `instance_count`) and `max_run` (up to the
+spec's own). `OverridePolicy` states those rules once: `compiler.state_machine.input_check` compiles them into
+Choice states, and `check()` below runs the same rules in Python, in the same order, with the same messages, so
+`trainctl start` refuses locally exactly what the state machine would refuse (a test runs both on hostile inputs).
+
+One limit the state machine cannot measure is the length of an overriding string (Amazon States Language has no
+string-length function): `check()` applies SageMaker's limit, and the state machine reports SageMaker's own
+refusal of an over-long value as invalid input, before any job exists.
+
+Numbers must be finite (JSON allows 1e400, which parsers read as infinity). The generic Estimator sends `str()` of
+each value, which the state machine can write for scalars only: a spec's null there may become any scalar, and its
+lists and objects cannot be overridden at all.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from compiler.limits import limits
+from compiler.model import Workload
+
+FIELDS = ("hyperparameters", "instance_count", "max_run")
+LARGEST_NUMBER = 1.7976931348623157e308  # the largest double: numbers beyond it (and NaN) are refused
+
+
+def json_type(value: Any) -> str:
+    """The JSON type an override must keep: boolean, integer, number, string, structure or any (null)."""
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if value is None:
+        return "any"
+    return "structure"
+
+
+def expected_type(value: Any, str_encoded: bool) -> str:
+    """What an override of a spec value must be; `scalar` where str() of a list or object could not be matched."""
+    kind = json_type(value)
+    return "scalar" if kind == "any" and str_encoded else kind
+
+
+_TYPE_WORDS = {"boolean": "true/false", "integer": "integer", "number": "number", "string": "string",
+               "structure": "list or object", "any": "any", "scalar": "text, number, true/false or null"}
+
+
+@dataclass(frozen=True)
+class OverridePolicy:
+    """The ceilings and types a workload's executions are held to."""
+
+    workload: str
+    hyperparameters: Mapping[str, Any] = field(default_factory=dict)  # the spec's values: names and JSON types
+    instance_count: int = 1
+    instance_count_max: int | None = 1  # None: the count cannot change (a heterogeneous cluster)
+    max_run: int = 86400  # the spec's: the default and the ceiling
+    max_wait: int | None = None
+    str_encoded: bool = False  # the generic Estimator sends str() of each value, not JSON
+
+    @classmethod
+    def of(cls, workload: Workload) -> OverridePolicy:
+        str_encoded = workload.framework == "generic" and (workload.code is None or workload.code.source_dir is None)
+        values = {k: v for k, v in workload.hyperparameters.items()
+                  if not (str_encoded and json_type(v) == "structure")}
+        return cls(workload=workload.name, hyperparameters=values, instance_count=workload.instance_count,
+                   instance_count_max=None if workload.compute.instance_groups else workload.instance_count_ceiling,
+                   max_run=workload.max_run, max_wait=workload.max_wait if workload.use_spot_instances else None,
+                   str_encoded=str_encoded)
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        return FIELDS if self.instance_count_max is not None else ("hyperparameters", "max_run")
+
+    @property
+    def value_max(self) -> int:
+        return limits().hyperparameter_value_max
+
+    def expected_types(self) -> dict[str, str]:
+        return {name: expected_type(value, self.str_encoded) for name, value in self.hyperparameters.items()}
+
+    # -------------------------------------------------------------------------------------------- messages
+
+    def messages(self) -> dict[str, str]:
+        """The cause of each refusal; the state machine's Fail states carry the same text."""
+        names = ", ".join(self.hyperparameters) or "(none: this workload's spec has no hyperparameters)"
+        types = "; ".join(f"{n} ({_TYPE_WORDS[t]})" for n, t in self.expected_types().items())
+        count = (f"instance_count: must be an integer from 1 to {self.instance_count_max} (the spec's "
+                 "max_instance_count); the spec uses " + str(self.instance_count)) if self.instance_count_max else ""
+        return {
+            "not_object": "the execution input must be a JSON object: {} runs the spec as written; overrides look like "
+                          '{"hyperparameters": {...}, "instance_count": 2, "max_run": 3600}',
+            "keys": "the execution input has a field this state machine does not know; allowed (all optional): "
+                    f"{', '.join(self.fields)}. Start with {{}} to run the spec as written",
+            "hp_type": "hyperparameters: must be an object of name -> value, e.g. "
+                       '{"hyperparameters": {"' + (next(iter(self.hyperparameters), "name")) + '": ...}}',
+            "hp_keys": f"hyperparameters: unknown name; names a run may override: {names}. Add new ones to the spec "
+                       "(workloads/) instead",
+            "hp_value_type": f"hyperparameters: an override must keep the JSON type of the spec's value: {types}",
+            "hp_value_length": f"hyperparameters: a value is longer than SageMaker's {self.value_max} characters as "
+                               "sent; pass large values as a file in an input channel",
+            "count": count,
+            "max_run": f"max_run: must be an integer number of seconds from 1 to {self.max_run} (the spec's max_run)",
+        }
+
+    # -------------------------------------------------------------------------------------------- the check
+
+    def check(self, given: Any) -> list[str]:
+        """Every refusal for an execution input, in the state machine's order (it reports the first)."""
+        m = self.messages()
+        if not isinstance(given, Mapping):
+            return [m["not_object"]]
+        if set(given) - set(self.fields):
+            return [m["keys"]]
+        problems: list[str] = []
+        hyperparameters = given.get("hyperparameters", {})
+        if not isinstance(hyperparameters, Mapping):
+            problems.append(m["hp_type"])
+        if "instance_count" in given and not _number(given["instance_count"]):
+            problems.append(m["count"])
+        if "max_run" in given and not _number(given["max_run"]):
+            problems.append(m["max_run"])
+        if problems:
+            return problems
+        problems += self._check_ranges(given, m)
+        problems += self._check_hyperparameters(hyperparameters, m)
+        return problems
+
+    def _check_ranges(self, given: Mapping[str, Any], m: dict[str, str]) -> list[str]:
+        problems = []
+        count = given.get("instance_count", self.instance_count)
+        if not _integer(count) or not 1 <= count <= (self.instance_count_max or self.instance_count):
+            problems.append(m["count"])
+        run = given.get("max_run", self.max_run)
+        if not _integer(run) or not 1 <= run <= self.max_run:
+            problems.append(m["max_run"])
+        return problems
+
+    def _check_hyperparameters(self, given: Mapping[str, Any], m: dict[str, str]) -> list[str]:
+        if set(given) - set(self.hyperparameters):
+            return [m["hp_keys"]]
+        expected = self.expected_types()
+        for name, value in given.items():
+            if not _has_type(value, expected[name]):
+                return [m["hp_value_type"]]
+        for value in given.values():
+            if len(self.encode(value)) > self.value_max:
+                return [m["hp_value_length"]]
+        return []
+
+    def encode(self, value: Any) -> str:
+        """An overriding value as the state machine sends it: str() for the generic Estimator, else JSON.
+
+        The JSON is the estimator's json.dumps for scalars; lists and objects come out compact, as
+        `States.JsonToString` writes them (the SDK would put a space after ',' and ':').
+        """
+        if self.str_encoded:
+            return str(value)
+        return json.dumps(value, separators=(",", ":"))
+
+
+def _number(value: Any) -> bool:
+    """A JSON number within the range of a double: not NaN, not infinite, no integer beyond (as the state machine)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return -LARGEST_NUMBER <= value <= LARGEST_NUMBER
+
+
+def _integer(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and _number(value)
+
+
+def _has_type(value: Any, expected: str) -> bool:
+    checks = {
+        "boolean": lambda v: isinstance(v, bool),
+        "integer": _integer,
+        "number": _number,
+        "string": lambda v: isinstance(v, str),
+        "structure": lambda v: isinstance(v, list | Mapping),
+        "any": lambda v: True,
+        "scalar": lambda v: not isinstance(v, list | Mapping),
+    }
+    return checks[expected](value)

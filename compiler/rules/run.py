@@ -1,0 +1,93 @@
+"""Rules about how a job runs: spot, warm pools, checkpoints, job names, channels and isolation."""
+
+from __future__ import annotations
+
+import re
+
+from compiler.limits import limits
+from compiler.model import Workload
+from compiler.placeholders import RUN_ID_LENGTH
+from compiler.reader import Findings
+from compiler.request import DEBUGGER_HOOK_OFF_FRAMEWORKS
+from compiler.rules.registry import workload_rule
+from compiler.strategies.base import enabled
+
+CODE_CHANNEL = "code"
+WORKLOAD_NAME = re.compile(r"[a-z0-9](-?[a-z0-9])*")
+MAX_WORKLOAD_NAME = 40
+
+
+def job_name_suffix(w: Workload) -> int:
+    """Characters the state machine appends to base_job_name: '-<run id>-<attempt>'."""
+    return 1 + RUN_ID_LENGTH + 1 + len(str(w.capacity_retry.max_attempts))
+
+
+@workload_rule
+def spot_runs_can_resume(w: Workload, f: Findings) -> None:
+    if w.use_spot_instances:
+        if w.max_wait is None:
+            f.problem("max_wait", "spot training needs max_wait (seconds, at least max_run) to bound waiting for capacity")
+        elif w.max_wait < w.max_run:
+            f.problem("max_wait", f"must be at least max_run ({w.max_run}) with spot training")
+        if not w.checkpoints:
+            f.problem("checkpoints", "spot training is interrupted: set checkpoints: true so a job resumes where it stopped")
+        if w.compute.keep_alive_period_in_seconds:
+            f.problem("keep_alive_period_in_seconds", "warm pools are not available with spot training; remove one of "
+                      "them")
+    elif w.max_wait is not None:
+        f.problem("max_wait", "only applies to spot training; set use_spot_instances: true or remove max_wait")
+    if w.checkpoint_local_path is not None and not w.checkpoints:
+        f.problem("checkpoint_local_path", "only matters with checkpoints: set checkpoints: true (or remove it)")
+
+
+@workload_rule
+def debugger_hook_is_sent(w: Workload, f: Findings) -> None:
+    """The SDK drops a requested hook in two cases; the compiler does too, and says so."""
+    if w.debugging.debugger_hook is None or w.debugging.debugger_hook_disabled:
+        return
+    if w.checkpoints and w.checkpoint_local_path and w.framework in DEBUGGER_HOOK_OFF_FRAMEWORKS:
+        f.warn("debugger_hook_config", f"is not sent: the {w.framework} estimator turns the Debugger hook off for jobs "
+               "with checkpoint_local_path (SMDebug does not support checkpointing jobs)")
+    elif w.framework == "tensorflow" and enabled(w.distribution.get("parameter_server")):
+        f.warn("debugger_hook_config", "is not sent: SMDebug does not support parameter_server")
+
+
+@workload_rule
+def names_fit(w: Workload, f: Findings) -> None:
+    if not WORKLOAD_NAME.fullmatch(w.name) or len(w.name) > MAX_WORKLOAD_NAME:
+        f.problem("name", f"'{w.name}' must be 1-{MAX_WORKLOAD_NAME} lowercase letters, digits and single hyphens")
+    room = limits().job_name_max - job_name_suffix(w)
+    if not re.fullmatch(r"[a-zA-Z0-9](-*[a-zA-Z0-9])*", w.base_job_name):
+        f.problem("base_job_name", "job names are letters, digits and hyphens, starting and ending with a letter or digit")
+    elif len(w.base_job_name) > room:
+        f.problem("base_job_name" if w.base_job_name != w.name else "name",
+                  f"'{w.base_job_name}' is {len(w.base_job_name)} characters; with the per-run suffix ('-<12-character "
+                  f"run id>-<attempt>') a job name must fit {limits().job_name_max}, so use at most {room}")
+
+
+@workload_rule
+def channels_fit(w: Workload, f: Findings) -> None:
+    names = [c.name for c in w.inputs]
+    if w.model_uri is not None:
+        if w.model_channel_name in names:
+            f.problem("model_channel_name", f"channel {w.model_channel_name!r} is also an input; name the model channel "
+                      "differently")
+        names.append(w.model_channel_name)
+    if w.enable_network_isolation and w.code is not None:
+        if CODE_CHANNEL in names:
+            f.problem(f"inputs.{CODE_CHANNEL}", "with enable_network_isolation the code travels in an input channel "
+                      f"named '{CODE_CHANNEL}'; rename this channel")
+        names.append(CODE_CHANNEL)
+    if len(names) > limits().channels_max:
+        f.problem("inputs", f"{len(names)} channels (with the model and code channels the job adds); SageMaker allows "
+                  f"{limits().channels_max}")
+    mode = w.input_mode
+    for channel in w.inputs:
+        if channel.kind == "fsx" and mode != "File":
+            f.problem("input_mode", f"channel {channel.name} is on FSx, which SageMaker reads in File mode only")
+        if channel.kind == "s3" and channel.instance_groups:
+            known = {g.name for g in w.compute.instance_groups}
+            for group in channel.instance_groups:
+                if group not in known:
+                    f.problem(f"inputs.{channel.name}.instance_groups", f"{group!r} is not one of the spec's instance "
+                              "groups")

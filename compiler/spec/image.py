@@ -1,0 +1,130 @@
+"""Which estimator a spec stands for, and where its image comes from.
+
+- `framework: pytorch | tensorflow | huggingface`: that SDK estimator class. Without `image_uri`/`image` the SDK
+  resolves the AWS Deep Learning Container from the versions; with one, the image wins and the versions still
+  drive the distribution rules (as in the SDK).
+- no `framework`, with `image_uri` or `image`: the generic `sagemaker.estimator.Estimator` (image only; its
+  hyperparameters are sent with `str()`, it adds no `sagemaker_*` keys and ignores `distribution`).
+"""
+
+from __future__ import annotations
+
+from compiler.model import FRAMEWORKS, Estimator, FrameworkImage, Image, ProjectImage, UriImage
+from compiler.reader import Reader
+
+_VERSION_KEYS = ("framework_version", "py_version", "pytorch_version", "tensorflow_version", "transformers_version")
+_HF_ONLY = ("transformers_version", "pytorch_version", "tensorflow_version")
+_REPOSITORY = r"[a-z0-9]+(?:[._/-][a-z0-9]+)*"
+_TAG = r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}"
+# An image reference: registry/repository[:tag][@digest]. SageMaker pulls training images from ECR.
+IMAGE_URI = (r"[a-z0-9.-]+(?::[0-9]+)?/[a-z0-9]+(?:[._/-][a-z0-9]+)*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?"
+             r"(?:@sha256:[0-9a-f]{64})?")
+
+
+def _version(r: Reader, key: str) -> str | None:
+    value = r.raw.get(key)
+    if value is None:
+        return None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        r.problem(key, f"write versions as quoted text ('{value}'): YAML reads {value} as a number, and 2.10 would "
+                  "become 2.1")
+        return None
+    return r.string(key, max_length=32)
+
+
+def _framework(r: Reader) -> str:
+    named = r.string("framework", choices=FRAMEWORKS)
+    if named is not None:
+        return named
+    if r.has("framework"):
+        return "pytorch"  # reported above; keep checking the rest as PyTorch
+    given = [k for k in _VERSION_KEYS if r.has(k)]
+    if given:
+        r.problem("framework", f"{given[0]} names a framework image: say which framework (pytorch, tensorflow or "
+                  "huggingface)")
+        return "pytorch"
+    return "generic"
+
+
+def _project_image(r: Reader) -> ProjectImage | None:
+    image = r.child("image")
+    if image is None:
+        return None
+    image.unknown_keys({"repository", "tag"})
+    repository = image.string("repository", required=True, pattern=_REPOSITORY,
+                              explain="must name one of this project's ECR repositories, e.g. gpt-trainer")
+    tag = image.string("tag", pattern=_TAG, explain="must be a Docker tag (letters, digits, '_', '.', '-'; at most 128)")
+    return ProjectImage(repository=repository, tag=tag) if repository else None
+
+
+def _image(r: Reader, framework: str) -> Image:
+    uri = r.string("image_uri", max_length=255, pattern=IMAGE_URI,
+                   explain="must be an image URI such as 123456789012.dkr.ecr.us-east-1.amazonaws.com/repo:tag")
+    project = _project_image(r)
+    if uri is not None and project is not None:
+        r.problem("image", "give image_uri or image: {repository, tag}, not both")
+    if uri is not None:
+        return UriImage(uri)
+    if project is not None:
+        return project
+    if framework == "generic" and not r.has("image_uri") and not r.has("image"):
+        r.problem("image_uri", "an image-only estimator needs image_uri (or image: {repository} for an image this "
+                  "project builds); for an AWS framework image, name the framework and its versions")
+    return FrameworkImage()
+
+
+def _versions_needed(r: Reader, framework: str, estimator: Estimator) -> None:
+    """`validate_version_or_image_args` and HuggingFace's `_validate_args`, for framework images only."""
+    if framework == "huggingface":
+        if estimator.framework_version is None:
+            r.problem("transformers_version", "a HuggingFace image needs transformers_version (or give image_uri)")
+        if (estimator.pytorch_version is None) == (estimator.tensorflow_version is None):
+            r.problem("pytorch_version", "a HuggingFace image needs exactly one of pytorch_version and "
+                      "tensorflow_version")
+        base = estimator.pytorch_version or estimator.tensorflow_version
+        if base and estimator.framework_version and len(base.split(".")) != len(estimator.framework_version.split(".")):
+            r.problem("transformers_version", "write transformers_version and the base framework version both in full "
+                      "(4.36.0 and 2.1.0) or both short (4.36 and 2.1), as the SDK requires")
+    elif estimator.framework_version is None:
+        r.problem("framework_version", f"a {framework} framework image needs framework_version and py_version (or give "
+                  "image_uri)")
+    if estimator.py_version is None and (estimator.framework_version or framework == "huggingface"):
+        r.problem("py_version", "is required with a framework image, e.g. py311")
+
+
+def read_estimator(r: Reader) -> tuple[Estimator, Image]:
+    framework = _framework(r)
+    versions = {k: _version(r, k) for k in _VERSION_KEYS}
+    for key in _HF_ONLY:
+        if versions[key] is not None and framework != "huggingface":
+            r.problem(key, f"is a HuggingFace estimator argument; the {framework} estimator would ignore it")
+    if framework == "huggingface" and versions["framework_version"] is not None:
+        r.problem("framework_version", "the HuggingFace estimator takes transformers_version (and pytorch_version or "
+                  "tensorflow_version), not framework_version")
+    model_dir = _model_dir(r, framework)
+    estimator = Estimator(
+        framework=framework,  # type: ignore[arg-type]
+        framework_version=versions["transformers_version"] if framework == "huggingface" else versions["framework_version"],
+        py_version=versions["py_version"], pytorch_version=versions["pytorch_version"],
+        tensorflow_version=versions["tensorflow_version"], model_dir=model_dir,
+    )
+    image = _image(r, framework)
+    if framework != "generic" and isinstance(image, FrameworkImage):
+        _versions_needed(r, framework, estimator)
+    return estimator, image
+
+
+def _model_dir(r: Reader, framework: str) -> str | bool | None:
+    value = r.raw.get("model_dir")
+    if value is None:
+        return None
+    if framework != "tensorflow":
+        r.problem("model_dir", f"is a TensorFlow estimator argument; the {framework} estimator would ignore it")
+        return None
+    if value is False:
+        return False
+    if not isinstance(value, str) or not value.startswith("/"):
+        r.problem("model_dir", "must be false (no model_dir hyperparameter) or a path in the container such as "
+                  "/opt/ml/model; the default, s3://<output bucket>/<workload>/<job>/model, is the platform's")
+        return None
+    return value

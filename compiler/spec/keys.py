@@ -1,0 +1,115 @@
+"""Every key a workload spec may hold, and a sentence for every key it may not.
+
+Keys are the SageMaker Python SDK v2 estimators' argument names (`EstimatorBase.__init__` and the PyTorch,
+TensorFlow and HuggingFace classes), so an estimator call translates key by key, plus a few platform keys. Each
+SDK argument is either accepted with the SDK's semantics or refused here with the reason: the platform owns it
+(the role, the network, where outputs go) or cannot take it. A test checks that every argument of the pinned
+SDK's estimators appears in exactly one of these tables.
+"""
+
+from __future__ import annotations
+
+# SDK estimator arguments the spec accepts with the SDK's meaning.
+SDK_ARGUMENTS = frozenset({
+    # code
+    "entry_point", "source_dir", "dependencies", "container_log_level",
+    # image and framework
+    "framework_version", "py_version", "pytorch_version", "tensorflow_version", "transformers_version", "image_uri",
+    "model_dir",
+    # compute
+    "instance_type", "instance_count", "instance_groups", "volume_size", "volume_kms_key",
+    "keep_alive_period_in_seconds", "training_plan", "instance_placement_config",
+    # run
+    "max_run", "max_wait", "use_spot_instances", "max_retry_attempts", "checkpoint_local_path", "base_job_name",
+    "distribution", "hyperparameters", "environment", "input_mode", "model_uri", "model_channel_name",
+    # observability
+    "metric_definitions", "enable_sagemaker_metrics", "debugger_hook_config", "disable_profiler", "profiler_config",
+    "tensorboard_output_config", "tags",
+    # options
+    "encrypt_inter_container_traffic", "enable_network_isolation", "enable_infra_check", "enable_remote_debug",
+    "enable_session_tag_chaining", "training_repository_access_mode", "container_entry_point",
+    "container_arguments", "disable_output_compression", "output_kms_key",
+})
+
+# Keys of the platform's own, with what they mean (shown in messages and docs/workload-spec.md).
+PLATFORM_KEYS = {
+    "name": "the workload's name: state machine, job-name prefix, S3 prefixes",
+    "description": "one line for people",
+    "framework": "which SDK estimator: pytorch, tensorflow or huggingface (absent with image_uri: the generic Estimator)",
+    "image": "{repository, tag}: an image this project builds into its own ECR repository",
+    "inputs": "the channels fit() would get: data-bucket prefixes, allowed s3:// URIs, or paths in the environment's FSx",
+    "checkpoints": "true: checkpoints under the environment's checkpoint bucket, per run, so a relaunch resumes",
+    "capacity_retry": "relaunches after EC2 capacity failures: {max_attempts, wait_seconds, backoff_rate, "
+                      "fallback_instance_types}",
+    "max_instance_count": "the largest instance_count an execution may ask for (default: instance_count)",
+    "unencrypted_traffic_reason": "why this workload may run without inter-container traffic encryption where the "
+                                  "environment requires it",
+    "environments": "per environment: {} to deploy as written, or a few keys to override there; absent: everywhere",
+}
+
+# SDK arguments the platform refuses, and why: each sentence names who owns the value or why it cannot be taken.
+REFUSED = {
+    "role": "the platform owns the execution role: each workload gets its own, scoped to its own data, output and "
+            "checkpoint prefixes; remove role",
+    "sagemaker_session": "jobs are started by the workload's state machine, not by an SDK session; remove it",
+    "subnets": "the platform owns the network: jobs run in the environment's training subnet (one pinned "
+               "Availability Zone, EFA-ready); remove subnets",
+    "security_group_ids": "the platform owns the network: jobs use the environment's EFA-ready training security "
+                          "group; remove security_group_ids",
+    "git_config": "the platform ships code from this repository (reviewed in pull requests, packed at synth without "
+                  "network access); put the code under the repository and use source_dir",
+    "code_location": "the platform uploads the code as a CDK asset at deploy time; remove code_location",
+    "output_path": "the platform owns output locations: every job writes to s3://<environment output bucket>/"
+                   "<workload>/, the only place its role may write; remove output_path",
+    "checkpoint_s3_uri": "the platform owns checkpoint locations (its role may write only its own prefix): set "
+                         "checkpoints: true for s3://<checkpoint bucket>/<workload>/<run id>/, which a capacity "
+                         "relaunch resumes from",
+    "rules": "Debugger and Profiler rules start processing jobs with images and roles of their own, which the "
+             "platform does not provide; remove rules (debugger_hook_config and profiler_config are accepted)",
+    "compiler_config": "SageMaker Training Compiler is not supported by the platform; remove compiler_config",
+    "training_recipe": "training recipes fetch their launcher and configuration from the HyperPod recipes repository "
+                       "when the estimator is built (network access at synth); write the entry point and "
+                       "hyperparameters out instead",
+    "recipe_overrides": "goes with training_recipe, which the platform does not take",
+    "training_repository_credentials_provider_arn": "images come from ECR through the VPC endpoints; a private "
+                                                    "registry with a credentials Lambda is not part of the platform",
+}
+
+# SDK v1 names: the v2 SDK still renames them with a warning (or drops them); the spec wants the v2 spelling.
+RENAMED = {
+    "train_instance_count": "instance_count",
+    "train_instance_type": "instance_type",
+    "train_max_run": "max_run",
+    "train_use_spot_instances": "use_spot_instances",
+    "train_max_wait": "max_wait",
+    "train_volume_size": "volume_size",
+    "train_volume_kms_key": "volume_kms_key",
+    "distributions": "distribution",
+    "image_name": "image_uri",
+}
+
+# Names the SDK swallows in **kwargs and ignores without a word: say what the writer most likely meant.
+LOOKALIKES = {
+    "env": ("environment", "the SDK ignores `env` silently, so these variables would never reach the job"),
+    "environment_variables": ("environment", "the SDK ignores it silently"),
+    "job_name": ("base_job_name", "the platform names each run's job <base_job_name>-<run id>-<attempt>; "
+                 "job_name is a fit() argument"),
+    "hyperparams": ("hyperparameters", "the SDK ignores it silently"),
+    "hyper_parameters": ("hyperparameters", "the SDK ignores it silently"),
+    "metrics": ("metric_definitions", "the SDK ignores it silently"),
+    "instance": ("instance_type", "the SDK ignores it silently"),
+    "spot": ("use_spot_instances", "the SDK ignores it silently"),
+    "max_runtime": ("max_run", "the SDK ignores it silently"),
+    "volume_size_in_gb": ("volume_size", "the SDK ignores it silently"),
+    "enable_sagemaker_metrics_time_series": ("enable_sagemaker_metrics", "the request field's name; the SDK ignores it "
+                                             "silently"),
+    "wait": ("", "wait is a fit() argument: runs are started by the workload's state machine"),
+    "logs": ("", "logs is a fit() argument: follow a run with `trainctl start --follow` or `trainctl logs`"),
+    "experiment_config": ("", "fit()'s experiment_config (SageMaker Experiments) is not wired by the platform: the "
+                          "state machine's role has no Experiments permissions"),
+}
+
+
+def known_keys() -> frozenset[str]:
+    """Every key the spec reads (accepted SDK arguments and platform keys)."""
+    return SDK_ARGUMENTS | frozenset(PLATFORM_KEYS)

@@ -1,0 +1,260 @@
+"""Spec files into workloads: one per spec and environment, every problem of every file reported at once.
+
+A spec deploys to every environment unless its `environments` block names some; there it may override a few keys
+(one node in dev, another instance type where capacity differs). Each environment's effective spec is checked
+exactly like the base: the same readers and rules, plus the environment's own rules (FSx present, network room,
+buckets, keys, images in its region). Across specs, names and job-name prefixes must be unique.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from compiler import rules
+from compiler.environments import Environment
+from compiler.errors import Problem, SpecError
+from compiler.image_builds import IMAGES_KEY
+from compiler.model import ProjectImage, Workload
+from compiler.project import Project
+from compiler.reader import Findings
+from compiler.spec.parse import parse_workload
+from compiler.spec_yaml import SpecYamlError, load_spec_text
+
+ENVIRONMENTS_KEY = "environments"
+# Keys an environment may override: sizing, capacity, run limits, inputs and values, not identity or image.
+OVERRIDABLE = frozenset({
+    "instance_type", "instance_count", "instance_groups", "max_instance_count", "volume_size", "max_run", "max_wait",
+    "use_spot_instances", "keep_alive_period_in_seconds", "training_plan", "capacity_retry", "hyperparameters",
+    "environment", "tags", "inputs", "max_retry_attempts", "distribution", "checkpoints",
+})
+_MERGED = frozenset({"hyperparameters", "environment", "tags"})  # merged key by key; the rest replace
+
+
+@dataclass(frozen=True)
+class SpecFile:
+    """One spec file as read: its mapping, where it is, and its per-environment block."""
+
+    path: Path
+    source: str
+    raw: Mapping[str, Any]
+
+    @property
+    def base(self) -> dict[str, Any]:
+        return {k: v for k, v in self.raw.items() if k != ENVIRONMENTS_KEY}
+
+    @property
+    def environments(self) -> Mapping[str, Any] | None:
+        value = self.raw.get(ENVIRONMENTS_KEY)
+        return value if isinstance(value, Mapping) else None
+
+    def deploys_to(self, env: str) -> bool:
+        return self.environments is None or env in self.environments
+
+    def overrides(self, env: str) -> Mapping[str, Any]:
+        value = (self.environments or {}).get(env)
+        return value if isinstance(value, Mapping) else {}
+
+    def for_environment(self, env: str) -> dict[str, Any]:
+        """The effective spec in one environment."""
+        merged = self.base
+        for key, value in self.overrides(env).items():
+            if key in _MERGED and isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+                merged[key] = {**merged[key], **value}
+            else:
+                merged[key] = value
+        return merged
+
+
+@dataclass
+class Loaded:
+    """Every spec, the workloads as written, and the workloads of each environment (what synth deploys)."""
+
+    specs: list[SpecFile] = field(default_factory=list)
+    base: dict[str, Workload] = field(default_factory=dict)
+    by_environment: dict[str, dict[str, Workload]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    def workloads(self, env: str) -> list[Workload]:
+        return [self.by_environment[env][n] for n in sorted(self.by_environment.get(env, {}))]
+
+
+def read_spec_file(path: Path, project: Project) -> SpecFile:
+    source = project.display(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SpecError(Problem(source, "", "no such file")) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecError(Problem(source, "", f"cannot be read: {exc}")) from None
+    try:
+        raw = load_spec_text(text)
+    except SpecYamlError as exc:
+        raise SpecError(Problem(source, "", str(exc))) from None
+    if not isinstance(raw, Mapping):
+        raise SpecError(Problem(source, "", "a workload spec is a YAML mapping of estimator arguments"))
+    return SpecFile(path=Path(path), source=source, raw=raw)
+
+
+def _check_environments_block(spec: SpecFile, envs: Mapping[str, Environment], findings: Findings) -> None:
+    raw = spec.raw.get(ENVIRONMENTS_KEY)
+    if raw is None:
+        return
+    if not isinstance(raw, Mapping) or not raw:
+        findings.problem(ENVIRONMENTS_KEY, "must map environment names to overrides ({} to deploy as written)")
+        return
+    for name, overrides in raw.items():
+        where = f"{ENVIRONMENTS_KEY}.{name}"
+        if name not in envs:
+            close = difflib.get_close_matches(str(name), list(envs), n=1)
+            hint = f"did you mean '{close[0]}'? " if close else ""
+            findings.problem(where, f"cdk.json has no environment {name!r}; {hint}environments: {', '.join(envs)}")
+        if overrides is None:
+            continue
+        if not isinstance(overrides, Mapping):
+            findings.problem(where, "must be a mapping of keys to override ({} to deploy as written)")
+            continue
+        for key in overrides:
+            if key not in OVERRIDABLE:
+                findings.problem(f"{where}.{key}", f"cannot differ per environment; overridable keys: "
+                                 f"{', '.join(sorted(OVERRIDABLE))}")
+
+
+def _tag(problems: list[Problem], env: str) -> list[Problem]:
+    return [Problem(p.source, p.field, f"{p.message} [environment {env}]") for p in problems]
+
+
+def _for_environment(spec: SpecFile, env: Environment, base: Workload | None, project: Project,
+                     base_problems: set[str]) -> tuple[Workload | None, list[Problem], list[str]]:
+    """The workload in one environment, its problems not already reported for the base, and its warnings."""
+    workload = base
+    problems: list[Problem] = []
+    if spec.overrides(env.name):
+        try:
+            workload = parse_workload(spec.for_environment(env.name), source=spec.source, spec_dir=spec.path.parent,
+                                      project_root=project.root)
+        except SpecError as error:
+            return None, _tag([p for p in error.problems if str(p) not in base_problems], env.name), []
+    if workload is None:
+        return None, problems, []
+    findings = Findings(spec.source)
+    rules.check_in_environment(workload, env, findings)
+    warnings = [f"{w} [environment {env.name}]" for w in findings.warnings]
+    return workload, _tag(findings.problems, env.name), warnings
+
+
+def workload_files(directory: Path) -> list[Path]:
+    return sorted([*Path(directory).glob("*.yaml"), *Path(directory).glob("*.yml")])
+
+
+def _check_image(workload: Workload, images: Collection[str] | None, findings: Findings) -> None:
+    if images is None or not isinstance(workload.image, ProjectImage) or workload.image.repository in images:
+        return
+    built = ", ".join(sorted(images)) or "none"
+    findings.problem("image.repository", f"this project builds no image named {workload.image.repository!r} (it builds: "
+                     f"{built}; see {IMAGES_KEY} in cdk.json)")
+
+
+def _load_one(path: Path, project: Project, envs: Mapping[str, Environment], loaded: Loaded,
+              images: Collection[str] | None = None) -> list[Problem]:
+    spec = read_spec_file(path, project)
+    findings = Findings(spec.source)
+    _check_environments_block(spec, envs, findings)
+    base = None
+    base_problems: set[str] = set()
+    problems: list[Problem] = []
+    try:
+        base = parse_workload(spec.base, source=spec.source, spec_dir=path.parent, project_root=project.root)
+        loaded.warnings.extend(base.warnings)
+        _check_image(base, images, findings)
+    except SpecError as error:
+        problems.extend(error.problems)
+        base_problems = {str(p) for p in error.problems}
+    problems = list(findings.problems) + problems
+    loaded.specs.append(spec)
+    if base is not None:
+        loaded.base[base.name] = base
+    for env in envs.values():
+        if not spec.deploys_to(env.name):
+            continue
+        workload, env_problems, warnings = _for_environment(spec, env, base, project, base_problems)
+        problems.extend(env_problems)
+        loaded.warnings.extend(warnings)
+        if workload is not None and not env_problems:
+            loaded.by_environment.setdefault(env.name, {})[workload.name] = workload
+    return problems
+
+
+def _unique(loaded: Loaded) -> list[Problem]:
+    """Names and job-name prefixes are one workload's each: another's would share its IAM job scope."""
+    problems = []
+    seen: dict[str, str] = {}
+    prefixes: dict[str, str] = {}
+    for workload in sorted(loaded.base.values(), key=lambda w: w.source):
+        if workload.name in seen:
+            problems.append(Problem(workload.source, "name", f"'{workload.name}' is also used by {seen[workload.name]}"))
+        seen.setdefault(workload.name, workload.source)
+        prefix = workload.base_job_name.lower()
+        if prefix in prefixes:
+            problems.append(Problem(workload.source, "base_job_name", f"'{workload.base_job_name}' is also the job-name "
+                                    f"prefix of {prefixes[prefix]}: each workload's role may touch only jobs named "
+                                    "after it, so prefixes must differ (ignoring case)"))
+        prefixes.setdefault(prefix, workload.source)
+    return problems
+
+
+def load_workloads(project: Project, envs: Mapping[str, Environment], directory: Path | None = None,
+                   images: Collection[str] | None = None) -> Loaded:
+    """Every spec of the project, checked for every environment; raises one SpecError listing all problems.
+
+    `images`: the repositories this project builds (a spec's `image.repository` must be one of them).
+    """
+    loaded = Loaded(by_environment={name: {} for name in envs})
+    problems: list[Problem] = []
+    for path in workload_files(directory or project.workloads_dir):
+        try:
+            problems.extend(_load_one(path, project, envs, loaded, images))
+        except SpecError as error:
+            problems.extend(error.problems)
+    problems.extend(_unique(loaded))
+    if problems:
+        raise SpecError(problems)
+    return loaded
+
+
+def find_spec(project: Project, name_or_path: str) -> Path:
+    """A workload's spec file, by workload name (a file in workloads/) or by path."""
+    candidate = Path(name_or_path)
+    if candidate.suffix in (".yaml", ".yml") or candidate.is_file():
+        return candidate
+    files = workload_files(project.workloads_dir)
+    for path in files:
+        if path.stem == name_or_path:
+            return path
+    known = [p.stem for p in files]
+    close = difflib.get_close_matches(name_or_path, known, n=1)
+    hint = f"did you mean '{close[0]}'? " if close else ""
+    raise SpecError(Problem("", name_or_path, f"no such workload; {hint}known: {', '.join(known) or 'none'}"))
+
+
+def load_workload(project: Project, name_or_path: str, env: Environment) -> Workload:
+    """One workload as it deploys to one environment (raises SpecError when it does not deploy there)."""
+    path = find_spec(project, name_or_path)
+    loaded = Loaded(by_environment={env.name: {}})
+    problems = _load_one(path, project, {env.name: env}, loaded)
+    if problems:
+        raise SpecError(problems)
+    spec = loaded.specs[0]
+    if not spec.deploys_to(env.name):
+        raise SpecError(Problem(spec.source, ENVIRONMENTS_KEY, f"does not deploy to environment '{env.name}' (its "
+                                f"environments: {', '.join(spec.environments or {})})"))
+    return next(iter(loaded.by_environment[env.name].values()))
+
+
+def load_spec_workload(project: Project, name_or_path: str) -> Workload:
+    """One workload as written (no environment's overrides or rules): what `trainctl run-local` runs."""
+    spec = read_spec_file(find_spec(project, name_or_path), project)
+    return parse_workload(spec.base, source=spec.source, spec_dir=spec.path.parent, project_root=project.root)

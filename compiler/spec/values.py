@@ -1,0 +1,164 @@
+"""Free-form values: `hyperparameters`, `environment`, `tags`, `metric_definitions`.
+
+Hyperparameters keep their JSON types (the compiler encodes them as the estimator does). Names must be usable in
+the state machine, which addresses each one in JSONPath to apply a run's overrides, so quotes, brackets and `$`
+are refused; names the SDK sets itself (`sagemaker_*`) are refused rather than silently overwritten.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from compiler.limits import limits, matches
+from compiler.model import Metric
+from compiler.reader import Reader, describe
+
+HYPERPARAMETER_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:/+=@-]*")
+RESERVED_TAG_PREFIXES = ("aws:", "training-platform:")
+PLATFORM_TAGS = 3  # workload, environment and execution tags the platform adds to every job
+MAX_DEPTH = 16
+
+
+def json_problem(value: Any, depth: int = 0) -> str | None:
+    """Why a value cannot be sent as JSON (NaN, infinity, odd types, deep nesting), or None."""
+    if depth > MAX_DEPTH:
+        return "is nested too deeply"
+    if value is None or isinstance(value, bool | str):
+        return None
+    if isinstance(value, int):
+        return None if abs(value) < 2**63 else "is too large a number for SageMaker's JSON"
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"{value} is not a JSON number; write a finite number (or text)"
+    if isinstance(value, list):
+        return next((p for v in value if (p := json_problem(v, depth + 1))), None)
+    if isinstance(value, Mapping):
+        if not all(isinstance(k, str) for k in value):
+            return "has keys that are not text"
+        return next((p for v in value.values() if (p := json_problem(v, depth + 1))), None)
+    return f"holds {type(value).__name__}, which JSON cannot carry"
+
+
+def read_hyperparameters(r: Reader, framework: str) -> dict[str, Any]:
+    hyperparameters = r.child("hyperparameters")
+    if hyperparameters is None:
+        return {}
+    result = {}
+    longest = limits().hyperparameter_key_max
+    for name, value in hyperparameters.raw.items():
+        where = str(name)
+        if not HYPERPARAMETER_NAME.fullmatch(str(name)) or len(str(name)) > longest:
+            hyperparameters.problem(where, f"hyperparameter names are 1-{longest} letters, digits and _.:/+=@- "
+                                    "(the state machine addresses each one by name to apply a run's overrides)")
+            continue
+        if str(name).startswith("sagemaker_"):
+            hyperparameters.problem(where, "names starting with sagemaker_ are set by the SDK itself (it would overwrite "
+                                    "yours); rename it")
+            continue
+        if framework == "tensorflow" and name == "model_dir":
+            hyperparameters.problem(where, "the TensorFlow estimator sets model_dir itself; use the model_dir argument")
+            continue
+        problem = json_problem(value)
+        if problem:
+            hyperparameters.problem(where, problem)
+            continue
+        result[str(name)] = value
+    return result
+
+
+def read_environment(r: Reader) -> dict[str, str] | None:
+    environment = r.child("environment")
+    if environment is None:
+        return None
+    result = {}
+    lim = limits()
+    for name, value in environment.raw.items():
+        where = str(name)
+        if not matches(lim.environment_key_pattern, str(name)) or len(str(name)) > lim.environment_key_max:
+            environment.problem(where, "variable names are letters, digits and _, not starting with a digit")
+            continue
+        if not isinstance(value, str):
+            hint = f" (quote it: '{value}')" if isinstance(value, int | float | bool) else ""
+            environment.problem(where, f"values are text: SageMaker refuses {describe(value)}{hint}")
+            continue
+        if len(value) > lim.environment_value_max:
+            environment.problem(where, f"is {len(value)} characters; SageMaker allows {lim.environment_value_max}")
+            continue
+        result[str(name)] = value
+    return result
+
+
+def read_tags(r: Reader) -> dict[str, str]:
+    raw = r.raw.get("tags")
+    if raw is None:
+        return {}
+    if isinstance(raw, list):  # the SDK's own shape: [{Key, Value}]
+        if not all(isinstance(t, Mapping) and set(t) == {"Key", "Value"} for t in raw):
+            r.problem("tags", "as a list, each tag is {Key: ..., Value: ...}")
+            return {}
+        raw = {t["Key"]: t["Value"] for t in raw}
+    elif isinstance(raw, Mapping):
+        raw = {k: v if isinstance(v, str) else str(v) for k, v in raw.items() if not isinstance(v, Mapping | list)}
+    else:
+        r.problem("tags", "must be a mapping of tag keys to values (or the SDK's [{Key, Value}] list)")
+        return {}
+    lim = limits()
+    if len(raw) > lim.tags_max - PLATFORM_TAGS:
+        r.problem("tags", f"{len(raw)} tags; SageMaker allows {lim.tags_max} and the platform adds {PLATFORM_TAGS}")
+    result = {}
+    for key, value in raw.items():
+        where = f"tags.{key}"
+        if not isinstance(key, str) or not 1 <= len(key) <= lim.tag_key_max or not matches(lim.tag_pattern, key):
+            r.findings.problem(where, f"tag keys are 1-{lim.tag_key_max} letters, digits, spaces or _.:/=+-@")
+        elif key.lower().startswith(RESERVED_TAG_PREFIXES):
+            r.findings.problem(where, "keys starting with aws: belong to AWS and training-platform: to the platform, "
+                               "which tags every job with its workload, environment and execution; pick another key")
+        elif not isinstance(value, str) or len(value) > lim.tag_value_max or not matches(lim.tag_pattern, value):
+            r.findings.problem(where, f"tag values are text of at most {lim.tag_value_max} letters, digits, spaces "
+                               "or _.:/=+-@")
+        else:
+            result[key] = value
+    return result
+
+
+def read_metrics(r: Reader) -> tuple[Metric, ...] | None:
+    """The metric definitions, or None without any (the SDK sends a given list as is, even an empty one)."""
+    raw = r.raw.get("metric_definitions")
+    if raw is None:
+        return None
+    lim = limits()
+    if not isinstance(raw, list):
+        r.problem("metric_definitions", "must be a list of {Name, Regex}")
+        return None
+    if len(raw) > lim.metrics_max:
+        r.problem("metric_definitions", f"{len(raw)} metrics; SageMaker allows {lim.metrics_max}")
+    result: list[Metric] = []
+    for index, item in enumerate(raw):
+        where = f"metric_definitions[{index}]"
+        if not isinstance(item, Mapping) or set(item) != {"Name", "Regex"}:
+            r.problem(where, "each metric is {Name: ..., Regex: ...}")
+            continue
+        name, regex = item["Name"], item["Regex"]
+        if not isinstance(name, str) or not 1 <= len(name) <= lim.metric_name_max:
+            r.problem(where + ".Name", f"must be 1-{lim.metric_name_max} characters")
+            continue
+        if not isinstance(regex, str) or not 1 <= len(regex) <= lim.metric_regex_max:
+            r.problem(where + ".Regex", f"must be 1-{lim.metric_regex_max} characters")
+            continue
+        if not (r.shaped(where + ".Name", name, "MetricName") and r.shaped(where + ".Regex", regex, "MetricRegex")):
+            continue
+        try:
+            compiled = re.compile(regex)
+        except re.error as exc:
+            r.problem(where + ".Regex", f"is not a valid regular expression: {exc}")
+            continue
+        if compiled.groups < 1:
+            r.warn(where + ".Regex", "has no capture group: SageMaker reads a metric's value from the first group, "
+                   "e.g. 'loss=([0-9.]+)'")
+        if any(m.name == name for m in result):
+            r.problem(where + ".Name", f"metric {name!r} is defined twice")
+            continue
+        result.append(Metric(name, regex))
+    return tuple(result)

@@ -1,0 +1,126 @@
+"""What a workload's state machine is built from: its compiled request(s), override policy and relaunch plan.
+
+A workload may name fallback instance types for capacity failures. Each type is compiled exactly like the primary
+(`compile_request` on the workload with that type); the parts of the request that differ between types (instance
+type, image, environment, a few SDK hyperparameters) become a `Variant`, and the relaunch schedule says which
+variant each attempt runs on: the primary, then each fallback in turn, round and round.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from compiler import catalog
+from compiler.environments import Environment
+from compiler.model import Workload
+from compiler.overrides import OverridePolicy
+from compiler.request import compile_request
+from compiler.rules.compute import with_instance_type
+
+MAX_CAPACITY_WAIT_SECONDS = 24 * 3600  # one relaunch never waits longer than a day, whatever the backoff
+
+
+@dataclass(frozen=True)
+class Variant:
+    """The parts of the request one instance type changes, and its price per hour for 1..N instances."""
+
+    instance_type: str
+    image: str
+    environment: Mapping[str, str] | None
+    hyperparameters: Mapping[str, str]  # encoded values that differ from the primary's (e.g. sagemaker_instance_type)
+    rates: tuple[float | None, ...]
+
+    def as_state_input(self) -> dict[str, Any]:
+        """The variant as definition data. Rates travel as JSON text: an unknown price is null, and a null inside an
+        array literal fails the ASL schema (asl-validator), so the summary reads them with `States.StringToJson`."""
+        return {"instance_type": self.instance_type, "image": self.image, "environment": dict(self.environment or {}),
+                "has_environment": self.environment is not None, "hyperparameters": dict(self.hyperparameters),
+                "rates": json.dumps(list(self.rates))}
+
+
+@dataclass(frozen=True)
+class MachineSpec:
+    """What the definition needs from a workload in one environment."""
+
+    workload: str
+    environment: str
+    base_job_name: str
+    request: dict[str, Any]  # CreateTrainingJob with ${...} placeholders, on the primary type
+    policy: OverridePolicy
+    variants: tuple[Variant, ...] = ()  # [primary, *fallbacks]; empty for instance groups
+    capacity_relaunches: int = 3
+    capacity_wait_seconds: int = 600
+    capacity_backoff_rate: float = 2.0
+    group_rate: float | None = None  # price per hour of a heterogeneous cluster
+    source: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def hyperparameters(self) -> Mapping[str, Any]:
+        return self.policy.hyperparameters
+
+    @property
+    def instance_type(self) -> str:
+        return self.variants[0].instance_type if self.variants else "heterogeneous cluster"
+
+    @property
+    def instance_count(self) -> int:
+        return self.policy.instance_count
+
+    @property
+    def max_run(self) -> int:
+        return self.policy.max_run
+
+    def schedule(self) -> list[int]:
+        """The variant each attempt runs on: attempt n uses variant n mod the number of types."""
+        if not self.variants:
+            return []
+        return [n % len(self.variants) for n in range(self.capacity_relaunches + 1)]
+
+    def capacity_waits(self) -> list[int]:
+        """Seconds to wait before relaunch n+1 after n capacity failures, backoff applied and capped."""
+        return [int(min(MAX_CAPACITY_WAIT_SECONDS, self.capacity_wait_seconds * self.capacity_backoff_rate**n))
+                for n in range(self.capacity_relaunches + 1)]
+
+
+def _differs(primary: Mapping[str, str], other: Mapping[str, str]) -> dict[str, str]:
+    return {k: v for k, v in other.items() if primary.get(k) != v}
+
+
+def _variant(workload: Workload, env: Environment, primary: Mapping[str, Any], instance_type: str,
+             image: str | None) -> Variant:
+    request = compile_request(with_instance_type(workload, instance_type), env, training_image=image)
+    ceiling = workload.instance_count_ceiling
+    return Variant(
+        instance_type=instance_type,
+        image=request["AlgorithmSpecification"]["TrainingImage"],
+        environment=request.get("Environment"),
+        hyperparameters=_differs(primary.get("HyperParameters", {}), request.get("HyperParameters", {})),
+        rates=tuple(catalog.hourly_cost(instance_type, n) for n in range(1, ceiling + 1)),
+    )
+
+
+def spec_for(workload: Workload, env: Environment, *, training_image: str | None = None) -> MachineSpec:
+    """The MachineSpec of a checked workload in an environment."""
+    request = compile_request(workload, env, training_image=training_image)
+    variants: tuple[Variant, ...] = ()
+    if not workload.compute.instance_groups:
+        types = (workload.instance_type, *workload.capacity_retry.fallback_instance_types)
+        variants = tuple(_variant(workload, env, request, t, training_image) for t in types)
+    return MachineSpec(
+        workload=workload.name, environment=env.name, base_job_name=workload.base_job_name, request=request,
+        policy=OverridePolicy.of(workload), variants=variants,
+        capacity_relaunches=workload.capacity_retry.max_attempts,
+        capacity_wait_seconds=workload.capacity_retry.wait_seconds,
+        capacity_backoff_rate=workload.capacity_retry.backoff_rate,
+        group_rate=workload.compute.hourly_cost() if workload.compute.instance_groups else None,
+        source=workload.source,
+    )
+
+
+def state_machine_name(environment: str, workload: str) -> str:
+    """The state machine's name in the console: `<env>-<workload>` (<= 80 characters)."""
+    return f"{environment}-{workload}"[:80]

@@ -1,0 +1,62 @@
+"""A workload's code as a CDK file asset: `sourcedir.tar.gz`, packed by the compiler's rules, written once per content.
+
+The compiler decides what the bundle holds (`compiler.sourcedir.scan`) and how it is packed; this construct writes
+the file (under the project's build folder, named by its content hash, so identical code is one file and one asset)
+and makes it an asset that `cdk deploy` uploads. The archive is byte-reproducible, so the asset's hash, and every
+state machine that names it, changes only when a file of the code does.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_s3_assets as s3_assets
+from constructs import Construct
+
+from compiler import sourcedir
+from compiler.errors import Problem, SpecError
+from compiler.model import Code
+
+
+def write_bundle(code: Code, project_root: Path, build_dir: Path) -> Path:
+    """The bundle's file, written atomically the first time this content is seen; raises SpecError naming problems."""
+    scan = sourcedir.scan(code.source_dir, code.entry_point_path, code.dependencies, project_root)
+    if scan.problems:
+        raise SpecError([Problem("code", str(code.source_dir or code.entry_point_path), p) for p in scan.problems])
+    build_dir.mkdir(parents=True, exist_ok=True)
+    handle, tmp = tempfile.mkstemp(dir=build_dir, suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            digest = sourcedir.pack_to(scan.entries, out)
+        target = build_dir / digest[:32] / "sourcedir.tar.gz"
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(tmp, target)
+        return target
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+class SourceBundle(Construct):
+    """The code asset; `grant_read` lets a role read exactly its object."""
+
+    def __init__(self, scope: Construct, construct_id: str, *, path: Path) -> None:
+        super().__init__(scope, construct_id)
+        self.path = path
+        self.asset = s3_assets.Asset(self, "Asset", path=str(path))
+
+    @property
+    def s3_uri(self) -> str:
+        return self.asset.s3_object_url
+
+    @property
+    def object_key(self) -> str:
+        return self.asset.s3_object_key
+
+    def grant_read(self, grantee: iam.IGrantable) -> iam.Grant:
+        return iam.Grant.add_to_principal(grantee=grantee, actions=["s3:GetObject"],
+                                          resource_arns=[self.asset.bucket.arn_for_objects(self.asset.s3_object_key)])

@@ -1,0 +1,99 @@
+"""What every training job of an environment needs, whatever its workload: the parts of its role AWS cannot scope
+to one workload, and the log group SageMaker writes to.
+
+Why each statement exists (SageMaker developer guide, "CreateTrainingJob API: execution role permissions" and "Give
+SageMaker training jobs access to resources in your VPC"): log in to ECR, create and clean up the job's network
+interfaces in the training subnet, describe the network, write logs and metrics. Statements with a wildcard AWS
+requires each sit in a managed policy of their own, so each cdk-nag acknowledgment covers exactly that statement.
+
+The log group `/aws/sagemaker/TrainingJobs` (one per account and region, named by SageMaker) is created here with the
+environment's key and retention; the roles may write streams but not create groups.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import aws_cdk as cdk
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
+from compiler.environments import TRAINING_LOG_GROUP
+from platform_constructs.nag import acknowledge_required_wildcards
+
+METRIC_NAMESPACES = "/aws/sagemaker/*"
+
+REASONS = {
+    "EcrLogin": "ecr:GetAuthorizationToken has no resource-level permissions: AWS requires Resource '*'; pulling "
+                "an image also needs the repository's own permissions, which each workload's role holds for its image "
+                "only.",
+    "DescribeJobNetwork": "EC2 Describe* calls support no resource-level permissions: AWS requires Resource '*'; "
+                          "they read network descriptions only.",
+    "PutTrainingMetrics": "cloudwatch:PutMetricData has no resource-level permissions: AWS requires Resource '*'; the "
+                          "cloudwatch:namespace condition limits it to SageMaker's /aws/sagemaker/ namespaces.",
+    "CreateJobInterfaces": "SageMaker creates the job's network interfaces, whose IDs do not exist before the job; "
+                           "creating one also needs permission on its subnet and security group, which this statement "
+                           "grants for the training subnet and the training security group only.",
+    "ManageJobInterfaces": "Network interface IDs are created per job; the ec2:Vpc condition limits these actions to "
+                           "interfaces in the training VPC.",
+    "WriteTrainingLogs": "SageMaker names log streams after each job at run time; the statement covers the streams "
+                         "of the /aws/sagemaker/TrainingJobs log group only (no other group, no group creation).",
+}
+
+
+class TrainingJobsAccess(Construct):
+    """The shared managed policies of every execution role in the environment, and the training log group.
+
+    Exposes `policies` (attach them to an execution role with `attach_to`) and `log_group`.
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, *, vpc: ec2.IVpc, subnets: Sequence[ec2.ISubnet],
+                 security_groups: Sequence[ec2.ISecurityGroup], key: kms.IKey, retention: logs.RetentionDays,
+                 removal_policy: cdk.RemovalPolicy) -> None:
+        super().__init__(scope, construct_id)
+        stack = cdk.Stack.of(self)
+        self.log_group = logs.LogGroup(self, "TrainingLogs", log_group_name=TRAINING_LOG_GROUP, retention=retention,
+                                       encryption_key=key, removal_policy=removal_policy)
+        interface = stack.format_arn(service="ec2", resource="network-interface", resource_name="*")
+        statements = {
+            "EcrLogin": iam.PolicyStatement(sid="EcrLogin", actions=["ecr:GetAuthorizationToken"], resources=["*"]),
+            "DescribeJobNetwork": iam.PolicyStatement(
+                sid="DescribeJobNetwork", resources=["*"],
+                actions=["ec2:DescribeNetworkInterfaces", "ec2:DescribeVpcs", "ec2:DescribeDhcpOptions",
+                         "ec2:DescribeSubnets", "ec2:DescribeSecurityGroups"]),
+            "PutTrainingMetrics": iam.PolicyStatement(
+                sid="PutTrainingMetrics", actions=["cloudwatch:PutMetricData"], resources=["*"],
+                conditions={"StringLike": {"cloudwatch:namespace": METRIC_NAMESPACES}}),
+            "CreateJobInterfaces": iam.PolicyStatement(
+                sid="CreateJobInterfaces", actions=["ec2:CreateNetworkInterface"],
+                resources=[interface,
+                           *(stack.format_arn(service="ec2", resource="subnet", resource_name=s.subnet_id) for s in subnets),
+                           *(stack.format_arn(service="ec2", resource="security-group", resource_name=g.security_group_id)
+                             for g in security_groups)]),
+            "ManageJobInterfaces": iam.PolicyStatement(
+                sid="ManageJobInterfaces", resources=[interface],
+                actions=["ec2:CreateNetworkInterfacePermission", "ec2:DeleteNetworkInterface",
+                         "ec2:DeleteNetworkInterfacePermission"],
+                conditions={"ArnEquals": {"ec2:Vpc": stack.format_arn(service="ec2", resource="vpc",
+                                                                      resource_name=vpc.vpc_id)}}),
+            "WriteTrainingLogs": iam.PolicyStatement(
+                sid="WriteTrainingLogs", actions=["logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
+                resources=[stack.format_arn(service="logs", resource="log-group", resource_name=TRAINING_LOG_GROUP,
+                                            arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME),
+                           stack.format_arn(service="logs", resource="log-group",
+                                            resource_name=f"{TRAINING_LOG_GROUP}:log-stream:*",
+                                            arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME)]),
+        }
+        self.policies: list[iam.ManagedPolicy] = []
+        for sid, statement in statements.items():
+            policy = iam.ManagedPolicy(self, sid, statements=[statement],
+                                       description=f"Training jobs ({sid}): shared by every workload's execution role")
+            acknowledge_required_wildcards(policy, {sid: REASONS[sid]})
+            self.policies.append(policy)
+
+    def attach_to(self, role: iam.IRole) -> None:
+        for policy in self.policies:
+            role.add_managed_policy(policy)

@@ -1,0 +1,29 @@
+"""Trust policies that name the account: the CDK's own custom-resource roles get `aws:SourceAccount` too.
+
+The CDK's built-in custom-resource providers (restricting the VPC's default security group, emptying buckets on
+delete) create their Lambda role as a raw resource whose trust admits `lambda.amazonaws.com` with no condition; a
+construct cannot pass one. `provider_roles_trust_this_account` adds the condition the project's own roles carry
+(confused-deputy protection: only Lambda functions of this account may assume the role).
+"""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+
+_PROVIDER_SUFFIX = "CustomResourceProvider"
+
+
+def provider_roles_trust_this_account(stack: cdk.Stack) -> None:
+    """Add `aws:SourceAccount` to the trust of every CDK custom-resource provider role of the stack.
+
+    The providers are singletons among the stack's own children (`Custom::<Name>CustomResourceProvider`), so this
+    reads the stack's children only: an aspect would visit every construct of the app.
+    """
+    for provider in stack.node.children:
+        if not provider.node.id.endswith(_PROVIDER_SUFFIX):
+            continue
+        role = provider.node.try_find_child("Role")
+        if isinstance(role, cdk.CfnResource) and role.cfn_resource_type == "AWS::IAM::Role":
+            # The providers' trust is one statement: lambda.amazonaws.com may sts:AssumeRole.
+            role.add_property_override("AssumeRolePolicyDocument.Statement.0.Condition",
+                                       {"StringEquals": {"aws:SourceAccount": stack.account}})

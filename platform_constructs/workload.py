@@ -1,0 +1,270 @@
+"""One training workload in one environment: its execution role, its state machine, and the state machine's role.
+
+Each workload touches only what is its own. The execution role reads exactly the data prefixes its inputs name
+(and the allowed external buckets it names), writes only `<workload>/` of the output and checkpoint buckets, pulls
+only its own image, reads only its own code bundle; SageMaker may assume it only for this workload's jobs. The
+state machine's role may create, describe, stop and tag only this workload's jobs and pass only this role, and only
+Step Functions acting for this state machine may assume it.
+
+The state machine is an L1 `CfnStateMachine` with the compiler's pure-Python definition (L2 constructs cost ~25 ms
+more per workload at 1,000 workloads, and the definition is built and tested without the CDK anyway).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import aws_cdk as cdk
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_sns as sns
+from aws_cdk import aws_stepfunctions as sfn
+from constructs import Construct
+
+from compiler import run_metrics
+from compiler import state_machine as sm
+from compiler.describe import METADATA_KEY, workload_summary
+from compiler.environments import Environment
+from compiler.images import ecr_repository_arn
+from compiler.model import ProjectImage, S3Channel, Workload
+from compiler.placeholders import EXECUTION_ROLE_ARN, RUN_ID_LENGTH
+from platform_constructs.nag import acknowledge_required_wildcards
+from platform_constructs.source_bundle import SourceBundle
+
+SYNC_RULE = "StepFunctionsGetEventsForSageMakerTrainingJobsRule"
+
+
+def job_name_patterns(base_job_name: str, relaunches: int) -> list[str]:
+    """Training-job ARN suffixes that match exactly this workload's job names, `<base>-<12 hex>-<attempt>`.
+
+    `?` matches one character, so another workload's longer or shorter base name never matches. SageMaker writes
+    job ARNs in lowercase, hence the lowercase base.
+    """
+    base = base_job_name.lower()
+    return [f"training-job/{base}-{'?' * RUN_ID_LENGTH}-{'?' * digits}" for digits in range(1, len(str(relaunches)) + 1)]
+
+
+@dataclass(frozen=True)
+class WorkloadPlatform:
+    """What a workload uses of its environment's platform (cross-stack references)."""
+
+    data_bucket: s3.IBucket
+    output_bucket: s3.IBucket
+    checkpoint_bucket: s3.IBucket
+    key: kms.IKey
+    image_repositories: dict[str, str]  # project repository name -> repository ARN
+    shared_execution_policies: Sequence[iam.IManagedPolicy]
+    shared_state_machine_policies: Sequence[iam.IManagedPolicy]
+    run_log_group: logs.ILogGroup
+
+
+class TrainingWorkload(Construct):
+    """The workload's execution role and state machine. `grant_*` and `metric_*` as CDK constructs offer them."""
+
+    def __init__(self, scope: Construct, construct_id: str, *, workload: Workload, environment: Environment,
+                 spec: sm.MachineSpec, definition: str, platform: WorkloadPlatform, source: SourceBundle | None,
+                 substitutions: dict[str, str], image_uri: str) -> None:
+        super().__init__(scope, construct_id)
+        self.workload = workload
+        self.environment = environment
+        stack = cdk.Stack.of(self)
+        self.job_arns = [stack.format_arn(service="sagemaker", resource=p.split("/", 1)[0], resource_name=p.split("/", 1)[1])
+                         for p in job_name_patterns(workload.base_job_name, workload.capacity_retry.max_attempts)]
+        self.execution_role = self._execution_role(platform, source, image_uri)
+        self.state_machine_name = sm.state_machine_name(spec.environment, workload.name)
+        self.state_machine_arn = stack.format_arn(service="states", resource="stateMachine",
+                                                  resource_name=self.state_machine_name,
+                                                  arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME)
+        self.role = self._state_machine_role(platform)
+        text = definition
+        values = {**substitutions, EXECUTION_ROLE_ARN: self.execution_role.role_arn}
+        needed = sorted(sm.deploy_time_names(text))
+        self.state_machine = sfn.CfnStateMachine(
+            self, "StateMachine", state_machine_name=self.state_machine_name, state_machine_type="STANDARD",
+            role_arn=self.role.role_arn, definition_string=text,
+            definition_substitutions={k: values[k] for k in needed},
+            logging_configuration=sfn.CfnStateMachine.LoggingConfigurationProperty(
+                level="ALL", include_execution_data=True,
+                destinations=[sfn.CfnStateMachine.LogDestinationProperty(
+                    cloud_watch_logs_log_group=sfn.CfnStateMachine.CloudWatchLogsLogGroupProperty(
+                        log_group_arn=platform.run_log_group.log_group_arn))]),
+            tracing_configuration=sfn.CfnStateMachine.TracingConfigurationProperty(enabled=True),
+        )
+        self.state_machine.node.add_dependency(self.role)
+        # For reviews of a change (trainctl review) and the summary: what runs, on what, at what price.
+        self.state_machine.cfn_options.metadata = {METADATA_KEY: workload_summary(workload, environment)}
+        self.definition_bytes = len(text)
+
+    # ------------------------------------------------------------------------------------------------- roles
+
+    def _data_statements(self, platform: WorkloadPlatform) -> list[iam.PolicyStatement]:
+        """Read exactly the S3 prefixes the workload's inputs (and model_uri) name."""
+        w = self.workload
+        locations = [(c.bucket, c.key_prefix) for c in w.inputs if isinstance(c, S3Channel)]
+        if w.model_uri is not None:
+            model = S3Channel(name="model", s3_data=w.model_uri)
+            locations.append((model.bucket, model.key_prefix))
+        by_bucket: dict[str | None, list[str]] = {}
+        for bucket, prefix in locations:
+            by_bucket.setdefault(bucket, []).append(prefix)
+        statements = []
+        for index, (bucket, prefixes) in enumerate(sorted(by_bucket.items(), key=lambda i: i[0] or "")):
+            arn = platform.data_bucket.bucket_arn if bucket is None else f"arn:{cdk.Aws.PARTITION}:s3:::{bucket}"
+            sid = "Data" if bucket is None else f"External{index}"
+            statements += [
+                iam.PolicyStatement(sid=f"List{sid}", actions=["s3:ListBucket"], resources=[arn],
+                                    conditions={"StringLike": {"s3:prefix": sorted({f"{p}*" for p in prefixes})}}),
+                iam.PolicyStatement(sid=f"Read{sid}", actions=["s3:GetObject"],
+                                    resources=sorted({f"{arn}/{p}*" for p in prefixes})),
+            ]
+        return statements
+
+    def _own_statements(self, platform: WorkloadPlatform, source: SourceBundle | None,
+                        image_uri: str) -> list[iam.PolicyStatement]:
+        w = self.workload
+        prefix = f"{w.name}/"
+        statements = self._data_statements(platform)
+        statements += [
+            iam.PolicyStatement(sid="ListOwnOutputs", actions=["s3:ListBucket"],
+                                resources=[platform.output_bucket.bucket_arn, platform.checkpoint_bucket.bucket_arn],
+                                conditions={"StringLike": {"s3:prefix": [f"{prefix}*"]}}),
+            iam.PolicyStatement(sid="WriteOutput", actions=["s3:PutObject", "s3:AbortMultipartUpload"],
+                                resources=[platform.output_bucket.arn_for_objects(f"{prefix}*")]),
+            iam.PolicyStatement(sid="UseKey", actions=["kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey",
+                                                      "kms:DescribeKey"], resources=[platform.key.key_arn]),
+            iam.PolicyStatement(sid="EncryptJobVolumes", actions=["kms:CreateGrant"], resources=[platform.key.key_arn],
+                                conditions={"Bool": {"kms:GrantIsForAWSResource": "true"}}),
+        ]
+        if w.checkpoints:
+            statements.append(iam.PolicyStatement(
+                sid="SyncCheckpoints", actions=["s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload"],
+                resources=[platform.checkpoint_bucket.arn_for_objects(f"{prefix}*")]))
+        repository = (platform.image_repositories.get(w.image.repository) if isinstance(w.image, ProjectImage)
+                      else ecr_repository_arn(image_uri))
+        if repository:
+            statements.append(iam.PolicyStatement(
+                sid="PullImage", actions=["ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer", "ecr:BatchCheckLayerAvailability"],
+                resources=[repository]))
+        if source is not None:
+            statements.append(iam.PolicyStatement(
+                sid="ReadCode", actions=["s3:GetObject"],
+                resources=[source.asset.bucket.arn_for_objects(source.object_key)]))
+        keys = sorted({k for k in (w.output_kms_key, w.compute.volume_kms_key) if k})
+        if keys:
+            statements.append(iam.PolicyStatement(sid="UseNamedKeys", resources=keys,
+                                                  actions=["kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey",
+                                                           "kms:DescribeKey", "kms:CreateGrant"]))
+        return statements
+
+    def _execution_role(self, platform: WorkloadPlatform, source: SourceBundle | None, image_uri: str) -> iam.Role:
+        stack = cdk.Stack.of(self)
+        role = iam.Role(
+            self, "ExecutionRole",
+            description=f"SageMaker training jobs of {self.workload.name} (its own data, outputs and image only)",
+            assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com", conditions={
+                "StringEquals": {"aws:SourceAccount": stack.account},
+                "ArnLike": {"aws:SourceArn": self.job_arns},
+            }),
+            managed_policies=list(platform.shared_execution_policies),
+            max_session_duration=cdk.Duration.hours(12),
+        )
+        policy = iam.Policy(self, "ExecutionPolicy", roles=[role],
+                            statements=self._own_statements(platform, source, image_uri))
+        data_reason = ("Training jobs read every object under the data prefixes this workload's inputs name (object "
+                       "keys are chosen by whoever uploads the data set); limited to those prefixes.")
+        acknowledge_required_wildcards(policy, {
+            "ReadData": data_reason,
+            **{s.sid: data_reason for s in self._data_statements(platform) if s.sid and s.sid.startswith("ReadExternal")},
+            "WriteOutput": f"SageMaker writes model artifacts under job names generated per run; limited to the "
+                           f"workload's own prefix {self.workload.name}/ of the output bucket.",
+            "SyncCheckpoints": f"SageMaker syncs checkpoint files named by the training script under per-run prefixes; "
+                               f"limited to the workload's own prefix {self.workload.name}/ of the checkpoint bucket.",
+        })
+        return role
+
+    def _state_machine_role(self, platform: WorkloadPlatform) -> iam.Role:
+        stack = cdk.Stack.of(self)
+        role = iam.Role(
+            self, "StateMachineRole", description=f"Runs training jobs of {self.workload.name} only",
+            assumed_by=iam.ServicePrincipal("states.amazonaws.com", conditions={
+                "StringEquals": {"aws:SourceAccount": stack.account},
+                "ArnEquals": {"aws:SourceArn": self.state_machine_arn},
+            }),
+            managed_policies=list(platform.shared_state_machine_policies),
+        )
+        iam.Policy(self, "StateMachinePolicy", roles=[role], statements=[
+            iam.PolicyStatement(sid="OwnTrainingJobs", resources=self.job_arns,
+                                actions=["sagemaker:CreateTrainingJob", "sagemaker:DescribeTrainingJob",
+                                         "sagemaker:StopTrainingJob", "sagemaker:AddTags", "sagemaker:ListTags"]),
+            iam.PolicyStatement(sid="PassOwnExecutionRole", actions=["iam:PassRole"],
+                                resources=[self.execution_role.role_arn],
+                                conditions={"StringEquals": {"iam:PassedToService": "sagemaker.amazonaws.com"}}),
+        ])
+        return role
+
+    # ------------------------------------------------------------------------------------------------- grants
+
+    def grant_start_execution(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Start runs of this workload (the console's and `trainctl start`'s permission)."""
+        return iam.Grant.add_to_principal(grantee=grantee, actions=["states:StartExecution"],
+                                          resource_arns=[self.state_machine_arn])
+
+    def grant_read(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Follow runs of this workload: executions, their history and their jobs."""
+        executions = cdk.Stack.of(self).format_arn(service="states", resource="execution",
+                                                   resource_name=f"{self.state_machine_name}:*",
+                                                   arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME)
+        iam.Grant.add_to_principal(grantee=grantee, actions=["states:DescribeStateMachine", "states:ListExecutions"],
+                                   resource_arns=[self.state_machine_arn])
+        return iam.Grant.add_to_principal(grantee=grantee, resource_arns=[executions],
+                                          actions=["states:DescribeExecution", "states:GetExecutionHistory"])
+
+    def grant_stop_execution(self, grantee: iam.IGrantable) -> iam.Grant:
+        executions = cdk.Stack.of(self).format_arn(service="states", resource="execution",
+                                                   resource_name=f"{self.state_machine_name}:*",
+                                                   arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME)
+        return iam.Grant.add_to_principal(grantee=grantee, actions=["states:StopExecution"], resource_arns=[executions])
+
+    # ------------------------------------------------------------------------------------------------- metrics
+
+    def metric(self, metric_name: str, **props: object) -> cloudwatch.Metric:
+        """A Step Functions metric of this workload's state machine (AWS/States, by StateMachineArn)."""
+        return cloudwatch.Metric(namespace="AWS/States", metric_name=metric_name,
+                                 dimensions_map={"StateMachineArn": self.state_machine_arn},
+                                 statistic="Sum", **props)
+
+    def metric_started(self, **props: object) -> cloudwatch.Metric:
+        return self.metric("ExecutionsStarted", **props)
+
+    def metric_succeeded(self, **props: object) -> cloudwatch.Metric:
+        return self.metric("ExecutionsSucceeded", **props)
+
+    def metric_failed(self, **props: object) -> cloudwatch.Metric:
+        return self.metric("ExecutionsFailed", **props)
+
+    def metric_capacity_relaunches(self, **props: object) -> cloudwatch.Metric:
+        """Relaunches after a capacity failure, which the state machine publishes itself (compiler/run_metrics.py)."""
+        return cloudwatch.Metric(namespace=run_metrics.NAMESPACE, metric_name=run_metrics.CAPACITY_RELAUNCHES,
+                                 dimensions_map={run_metrics.ENVIRONMENT: self.environment.name,
+                                                 run_metrics.WORKLOAD: self.workload.name},
+                                 statistic="Sum", **props)
+
+    def add_failed_runs_alarm(self, topic: sns.ITopic) -> cloudwatch.CfnAlarm:
+        """An alarm, to `topic`, on any failed run of this workload (a stopped run is not a failure).
+
+        The L1 alarm (metric_failed's metric, written out): one call into the CDK per workload, not seven.
+        """
+        return cloudwatch.CfnAlarm(
+            self, "FailedRunsAlarm", namespace="AWS/States", metric_name="ExecutionsFailed", statistic="Sum",
+            dimensions=[cloudwatch.CfnAlarm.DimensionProperty(name="StateMachineArn", value=self.state_machine_arn)],
+            period=300, evaluation_periods=1, threshold=1, comparison_operator="GreaterThanOrEqualToThreshold",
+            treat_missing_data="notBreaching", alarm_actions=[topic.topic_arn],
+            alarm_description=f"A run of {self.workload.name} ({self.environment.name}) failed: see the execution's "
+                              f"error and cause, or `trainctl runs {self.workload.name} --env {self.environment.name}`",
+        )
+
+

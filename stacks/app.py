@@ -1,0 +1,93 @@
+"""The CDK app: one Stage per environment of cdk.json (`cdk deploy 'dev/*'`), platform stacks plus workloads.
+
+`build_app` is the one way the app is assembled: `app.py` (what `cdk synth` runs) and the tests both call it, so
+the tests check exactly what synth produces. Bad input (cdk.json, cached lookups, workload specs) stops it with
+every problem listed, before any construct exists: nothing is synthesized half-way.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import aws_cdk as cdk
+from cdk_nag import AwsSolutionsChecks
+
+from compiler.environments import Environment, zone_problems
+from compiler.errors import SpecError
+from compiler.image_builds import ImageBuild, image_builds
+from compiler.project import Project
+from compiler.spec import Loaded, load_workloads
+from platform_constructs.checkov import acknowledge_custom_resource_functions
+from platform_constructs.trust import provider_roles_trust_this_account
+from stacks.platform import PlatformStage
+from stacks.workloads import WorkloadStacks, add_workload_stacks
+
+
+@dataclass
+class PlatformApp:
+    """The assembled app, with what the tests and the CLI read from it."""
+
+    app: cdk.App
+    project: Project
+    environments: dict[str, Environment]
+    images: dict[str, ImageBuild]
+    loaded: Loaded
+    stages: dict[str, PlatformStage]
+    workload_stacks: dict[str, WorkloadStacks]
+
+    def synth(self) -> cdk.cx_api.CloudAssembly:
+        return self.app.synth()
+
+
+def check_inputs(project: Project) -> tuple[dict[str, Environment], dict[str, ImageBuild], Loaded]:
+    """Everything synth reads from the project, checked; raises SpecError listing every problem."""
+    envs = project.environments()
+    problems = zone_problems(project.context(), envs)
+    images = image_builds(project, sorted({e.region for e in envs.values()}))
+    if problems:
+        raise SpecError(problems)
+    return envs, images, load_workloads(project, envs, images=images)
+
+
+def build_app(project: Project, *, outdir: str | None = None, only: Iterable[str] | None = None,
+              context: Mapping[str, Any] | None = None, builtin_validation: bool = True) -> PlatformApp:
+    """The CDK app with one PlatformStage per environment and cdk-nag AwsSolutions checks on every stack.
+
+    `builtin_validation=False` turns off the CDK's own CloudFormation validation plugin (several seconds per
+    synth), for callers that lint the templates themselves.
+    """
+    envs, images, loaded = check_inputs(project)
+    app = cdk.App(context=dict(project.context() if context is None else context), outdir=outdir,
+                  builtin_cloud_formation_validation=builtin_validation)
+    cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+    wanted = set(only) if only is not None else set(envs)
+    stages: dict[str, PlatformStage] = {}
+    workload_stacks: dict[str, WorkloadStacks] = {}
+    for name, env in envs.items():
+        if name not in wanted:
+            continue
+        workloads = loaded.workloads(name)
+        stage = PlatformStage(app, env, images=images, workloads=workloads, project_root=project.root)
+        stages[name] = stage
+        workload_stacks[name] = add_workload_stacks(stage, stage.platform, workloads)
+        for stack in [*stage.platform_stacks, *workload_stacks[name].stacks]:
+            provider_roles_trust_this_account(stack)
+            acknowledge_custom_resource_functions(stack)
+    return PlatformApp(app=app, project=project, environments=envs, images=images, loaded=loaded, stages=stages,
+                       workload_stacks=workload_stacks)
+
+
+def main(project: Project) -> int:
+    """`cdk synth`'s entry (app.py): synthesize, or print what to fix and exit 1 (never a traceback)."""
+    try:
+        platform = build_app(project)
+    except SpecError as error:
+        print(f"cdk synth stopped: fix these settings first\n{error}", file=sys.stderr)
+        return 1
+    for warning in platform.loaded.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    platform.synth()
+    return 0

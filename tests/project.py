@@ -1,0 +1,21 @@
+"""The repository's own project (cdk.json, workloads/) as the tests read it: the same files synth reads."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+from compiler.environments import Environment
+from compiler.project import Project
+from compiler.spec import Loaded, load_workloads, workload_files
+
+ROOT = Path(__file__).resolve().parents[1]
+PROJECT = Project(ROOT)
+ENVIRONMENTS: dict[str, Environment] = PROJECT.environments()
+SHIPPED = workload_files(PROJECT.workloads_dir)
+
+
+@functools.cache
+def loaded() -> Loaded:
+    """Every shipped workload, checked for every environment (as validate and synth check them)."""
+    return load_workloads(PROJECT, ENVIRONMENTS)

@@ -1,0 +1,46 @@
+"""The architecture's contracts (pyproject.toml, [tool.importlinter]) hold, and they would catch a break.
+
+The second test copies the packages, adds one import that breaks the pure-compiler rule, and expects import-linter
+to name the contract and the import: a contract that matches no module would pass silently otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.project import PROJECT
+
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+PACKAGES = ("compiler", "trainctl", "stacks", "platform_constructs", "training/gptlm")
+
+
+def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
+    pythonpath = os.pathsep.join([str(root), str(root / "training")])
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--no-cache", "--config", str(root / "pyproject.toml")],
+        cwd=root, capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": pythonpath},
+    )
+
+
+def test_every_contract_is_kept() -> None:
+    result = lint_imports(PROJECT.root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 broken" in result.stdout
+
+
+def test_a_cdk_import_in_the_compiler_breaks_the_pure_compiler_contract(tmp_path: Path) -> None:
+    for package in PACKAGES:
+        shutil.copytree(PROJECT.root / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(PROJECT.root / "pyproject.toml", tmp_path / "pyproject.toml")
+    (tmp_path / "compiler" / "shortcut.py").write_text("import aws_cdk.aws_iam\n")
+
+    result = lint_imports(tmp_path)
+
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "The compiler is pure" in result.stdout and "BROKEN" in result.stdout
+    assert "compiler.shortcut -> aws_cdk" in result.stdout
+    assert "4 kept, 1 broken" in result.stdout

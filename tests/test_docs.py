@@ -1,0 +1,29 @@
+"""The docs keep up with the code: every spec key is documented, and every relative link resolves."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from compiler.spec.keys import PLATFORM_KEYS, REFUSED, RENAMED, SDK_ARGUMENTS
+from compiler.spec.loading import OVERRIDABLE
+from tests.project import ROOT
+
+SPEC_DOC = ROOT / "docs" / "workload-spec.md"
+DOCS = sorted([ROOT / "README.md", *(ROOT / "docs").glob("*.md")])
+
+
+def test_every_spec_key_is_in_the_workload_spec_doc() -> None:
+    documented = set(re.findall(r"`([a-z_0-9]+)`", SPEC_DOC.read_text()))
+    keys = SDK_ARGUMENTS | set(PLATFORM_KEYS) | set(REFUSED) | set(RENAMED) | OVERRIDABLE
+    assert sorted(keys - documented) == []
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
+def test_relative_links_resolve(doc: Path) -> None:
+    for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", doc.read_text()):
+        if "://" in target or target.startswith("mailto:"):
+            continue
+        assert (doc.parent / target).exists(), f"{doc.name} links to {target}, which does not exist"

@@ -1,0 +1,128 @@
+"""`trainctl review`: what a change does, compared by the CDK's own diff engine, with stateful losses loud.
+
+The base is the session's synthesized app (the repository as it is); the head is a copy of the project with three
+ordinary changes, synthesized by the same `build_app`. The last test runs the command itself on a small git
+repository, as the pull-request workflow does.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from compiler.project import Project
+from stacks.app import build_app
+from tests.project import ROOT
+from trainctl import review
+from trainctl.cli import main
+
+pytestmark = pytest.mark.synth
+PACKAGES = ("compiler", "stacks", "platform_constructs", "training")
+
+
+def project_copy(root: Path, *, code: bool = False) -> Path:
+    """The project's settings, specs and training code (and, with `code`, the app's own packages)."""
+    root.mkdir(parents=True)
+    for name in ("cdk.json", "cdk.context.json", "app.py"):
+        shutil.copy(ROOT / name, root / name)
+    shutil.copytree(ROOT / "workloads", root / "workloads")
+    for package in PACKAGES if code else ("training",):
+        shutil.copytree(ROOT / package, root / package, ignore=shutil.ignore_patterns("__pycache__", "build"))
+    return root
+
+
+def edit(path: Path, change: Any) -> None:
+    if path.suffix == ".json":
+        data = json.loads(path.read_text())
+        change(data)
+        path.write_text(json.dumps(data, indent=1))
+    else:
+        data = yaml.safe_load(path.read_text())
+        change(data)
+        path.write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+def environments(data: dict[str, Any]) -> dict[str, Any]:
+    return data["context"]["training-platform:environments"]
+
+
+@pytest.fixture(scope="module")
+def changed(synthesized_app: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The review of three changes to dev: a new VPC range, a third node and a fallback type for gpt-smddp."""
+    root = project_copy(tmp_path_factory.mktemp("head") / "project")
+    edit(root / "cdk.json", lambda d: environments(d)["dev"].update(vpc_cidr="10.21.0.0/16"))
+    edit(root / "workloads" / "gpt-smddp.yaml",
+         lambda d: (d.update(instance_count=3), d["capacity_retry"].update(fallback_instance_types=["ml.p4de.24xlarge"])))
+    outdir = root / "cdk.out"
+    build_app(Project(root), outdir=str(outdir), only=["dev"], builtin_validation=False).synth()
+    base = review.read_assembly(Path(synthesized_app.outdir))
+    base.templates = {"dev": base.templates["dev"]}
+    head = review.read_assembly(outdir)
+    diffs = review.template_diffs(ROOT, base, head)
+    return {"base": base, "head": head, "diffs": diffs}
+
+
+def test_a_new_vpc_range_is_a_loud_stateful_replacement_and_fails_the_review(changed: dict[str, Any]) -> None:
+    report, code = review.render("base", changed["base"], changed["head"], changed["diffs"], [], [])
+    assert code == 1
+    lost = {(loss.stack, loss.type) for loss in review.losses(changed["diffs"])}
+    assert {("Network", "AWS::EC2::VPC"), ("Network", "AWS::EC2::Subnet")} <= lost
+    loud = report.split("### dev")[0]
+    assert "stateful resource(s) would be replaced or removed" in loud
+    (subnet,) = [line for line in loud.splitlines() if "(AWS::EC2::Subnet) replaced" in line]
+    assert "because CidrBlock changed" in subnet
+    # The file system sits in that subnet in another stack: the line says who builds on it.
+    assert "Storage" in subnet.split("import it")[0] and "Access" in subnet.split("import it")[0]
+    assert "change: replace" in loud and "reason: <why this loss is intended>" in loud  # the entry to copy
+
+
+def test_acknowledging_each_loss_passes_and_a_stale_acknowledgment_is_reported(changed: dict[str, Any]) -> None:
+    lost = review.losses(changed["diffs"])
+    entries = [{"environment": loss.environment, "stack": loss.stack, "resource": loss.resource,
+                "change": loss.change, "reason": "moving dev to a new range, its data is scratch"} for loss in lost]
+    stale = {"environment": "dev", "stack": "Storage", "resource": "Gone", "change": "delete", "reason": "old"}
+    report, code = review.render("base", changed["base"], changed["head"], changed["diffs"], [*entries, stale], [])
+    assert code == 0
+    assert report.count("- acknowledged: dev/") == len(lost) and "moving dev to a new range" in report
+    assert "Gone (delete) matches no change of this revision" in report
+
+
+def test_workload_changes_show_shape_and_cost_before_and_after_with_fallbacks(changed: dict[str, Any]) -> None:
+    rows = review.workload_changes("dev", changed["base"], changed["head"])
+    (row,) = [r for r in rows if r.startswith("| gpt-smddp |")]
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[1] == "instances, fallback_instance_types, max_instance_count"  # the ceiling follows the count
+    assert cells[3] == "ml.p4d.24xlarge x 3"
+    assert cells[5] == f"{2 * 37.688:,.2f}"  # list price per hour in compiler/data/instance_types.csv, 2 then 3 nodes
+    assert cells[6] == f"{3 * 37.688:,.2f}<br>fallback ml.p4de.24xlarge: {3 * 47.11:,.2f}"
+    assert len(rows) == 3  # no other workload changed
+
+
+def test_review_command_on_a_repository(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`trainctl review --base HEAD` in a git repository: synthesizes both revisions itself and exits 1 on a loss."""
+    root = project_copy(tmp_path / "repo", code=True)
+    edit(root / "cdk.json", lambda d: environments(d).pop("prod"))
+    for spec in (root / "workloads").glob("*.yaml"):
+        if spec.name != "gpt-finetune-single.yaml":
+            spec.unlink()
+    (root / "node_modules").symlink_to(ROOT / "node_modules")
+    (root / ".gitignore").write_text("node_modules\ncdk.out\nbuild\n")
+    for command in (["init", "-q", "-b", "main"], ["add", "-A"],
+                    ["-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "base"]):
+        subprocess.run(["git", *command], cwd=root, check=True, capture_output=True)
+    edit(root / "cdk.json", lambda d: environments(d)["dev"]["fsx"].update(storage_capacity_gib=2400,
+                                                                           deployment_type="PERSISTENT_2",
+                                                                           per_unit_storage_throughput=125))
+
+    code = main(["--project-dir", str(root), "review"])
+
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert "**dev/Storage** `LustreFileSystem" in out and "(AWS::FSx::FileSystem) replaced" in out
+    assert "| gpt-finetune-single |" not in out  # the workload did not change
