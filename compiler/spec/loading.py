@@ -159,10 +159,11 @@ def _check_image(workload: Workload, images: Collection[str] | None, findings: F
 
 
 def _load_one(path: Path, project: Project, envs: Mapping[str, Environment], loaded: Loaded,
-              images: Collection[str] | None = None) -> list[Problem]:
+              images: Collection[str] | None = None, declared: Mapping[str, Environment] | None = None) -> list[Problem]:
+    """Load one spec for `envs`; its `environments` block may name any environment `declared` (default: `envs`)."""
     spec = read_spec_file(path, project)
     findings = Findings(spec.source)
-    _check_environments_block(spec, envs, findings)
+    _check_environments_block(spec, envs if declared is None else declared, findings)
     base = None
     base_problems: set[str] = set()
     problems: list[Problem] = []
@@ -244,7 +245,7 @@ def load_workload(project: Project, name_or_path: str, env: Environment) -> Work
     """One workload as it deploys to one environment (raises SpecError when it does not deploy there)."""
     path = find_spec(project, name_or_path)
     loaded = Loaded(by_environment={env.name: {}})
-    problems = _load_one(path, project, {env.name: env}, loaded)
+    problems = _load_one(path, project, {env.name: env}, loaded, declared=project.environments())
     if problems:
         raise SpecError(problems)
     spec = loaded.specs[0]

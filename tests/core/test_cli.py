@@ -56,6 +56,16 @@ def test_render_prints_only_json_with_placeholders():
     assert request["VpcConfig"]["Subnets"] == ["${TrainingSubnetId}"]
 
 
+def test_render_applies_the_environment_shape_of_a_spec_that_names_every_environment():
+    """gpt-torchrun-fsx runs on one node in dev and two in prod (its `environments` block names both)."""
+    counts = {}
+    for env in ("dev", "prod"):
+        result = run("render", "gpt-torchrun-fsx", "--env", env)
+        assert result.returncode == 0, result.stderr
+        counts[env] = json.loads(result.stdout)["ResourceConfig"]["InstanceCount"]
+    assert counts == {"dev": 1, "prod": 2}
+
+
 @pytest.mark.parametrize("args,message", [
     (("render", "no-such-workload", "--env", "dev"), "no such workload"),
     (("render", "gpt-smddp", "--env", "staging"), "unknown environment 'staging'"),

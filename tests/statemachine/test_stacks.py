@@ -193,7 +193,9 @@ def test_review_summary_reads_the_assembly(synthesized) -> None:
     stack = synthesized["groups"]["dev"].stack_of()["gpt-torchrun-fsx"]
     hourly = 113.07 * torchrun.instance_count  # ml.p5.48xlarge list price in the catalog
     assert (f"| gpt-torchrun-fsx | {stack} | ml.p5.48xlarge x {torchrun.instance_count} | {8 * torchrun.instance_count}"
-            f" | torch_distributed | on | train: FSx /datasets/gpt-tokens | {hourly:,.2f} |") in text
+            f" | torch_distributed | on | train: FSx /datasets/gpt-tokens | {hourly:,.2f}"
+            f"<br>fallback ml.p5e.48xlarge: {124.30 * torchrun.instance_count:,.2f}"  # catalog list prices
+            f"<br>fallback ml.p4de.24xlarge: {47.11 * torchrun.instance_count:,.2f} |") in text
     assert "AwsSolutions: passed, 0 unacknowledged findings" in text
     runs = synthesized["templates"]["dev"]["Runs"]["Resources"]
     assert f"| dev/Runs | {len(runs)} |" in text
