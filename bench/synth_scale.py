@@ -9,6 +9,7 @@ names), synthesizes its `dev` stage with `stacks.app.build_app` (what `cdk synth
 - stacks, resources per stack (max) and the largest template, against CloudFormation's 500 / 1 MB limits.
 
 Usage: `.venv/bin/python bench/synth_scale.py [--sizes 0,10,100,1000]`
+From 500 workloads the generated project raises `workload_shards` (cdk.json) to 256, as `validate` asks at 64.
 Framework images are resolved from the SDK's data files without importing it, so the lookups are included.
 """
 
@@ -25,6 +26,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from compiler.environments import CONTEXT_KEY, DEFAULT_WORKLOAD_SHARDS  # noqa: E402
 
 
 def _peak_kib(pid: str) -> int:
@@ -66,11 +70,18 @@ def generate(count: int, target: Path) -> None:
         (target / f"{raw['name']}.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
 
 
+def shards_for(count: int) -> int:
+    """The `workload_shards` setting a platform team would choose: the default, and 4x it from 500 workloads."""
+    return DEFAULT_WORKLOAD_SHARDS if count < 500 else 4 * DEFAULT_WORKLOAD_SHARDS
+
+
 def project(count: int, root: Path) -> Path:
     """A project with this one's settings, lookups and training code, and `count` generated workloads."""
     root.mkdir()
-    for name in ("cdk.json", "cdk.context.json"):
-        shutil.copy(ROOT / name, root / name)
+    shutil.copy(ROOT / "cdk.context.json", root / "cdk.context.json")
+    settings = json.loads((ROOT / "cdk.json").read_text())
+    settings["context"][CONTEXT_KEY]["dev"]["workload_shards"] = shards_for(count)
+    (root / "cdk.json").write_text(json.dumps(settings, indent=2))
     shutil.copytree(ROOT / "training", root / "training", ignore=shutil.ignore_patterns("__pycache__"))
     (root / "workloads").mkdir()
     generate(count, root / "workloads")
@@ -79,7 +90,6 @@ def project(count: int, root: Path) -> Path:
 
 def child(count: int) -> None:
     """Synthesize dev with `count` generated workloads and print one JSON line of measurements."""
-    sys.path.insert(0, str(ROOT))
     from compiler.project import Project
     from stacks.app import build_app
 
@@ -116,14 +126,16 @@ def main() -> None:
     if args.child is not None:
         child(args.child)
         return
-    print("| Workloads | Wall s | Peak RSS MiB (Python + Node) | Stacks | Max resources/stack | Largest template KiB |")
-    print("|---|---|---|---|---|---|")
+    print("| Workloads | workload_shards | Wall s | Peak RSS MiB (Python + Node) | Stacks | Max resources/stack "
+          "| Largest template KiB |")
+    print("|---|---|---|---|---|---|---|")
     for count in (int(s) for s in args.sizes.split(",")):
         r = measure(count)
         workload_stacks = [s for s in r["stacks"] if "Workloads" in s["stack"]]
-        print(f"| {count} | {r['wall_s']} | {r['peak_rss_mib']} | {len(r['stacks'])} "
+        largest = max(r["stacks"], key=lambda s: s["bytes"])
+        print(f"| {count} | {shards_for(count)} | {r['wall_s']} | {r['peak_rss_mib']} | {len(r['stacks'])} "
               f"({len(workload_stacks)} workload shards) | {max(s['resources'] for s in r['stacks'])} "
-              f"| {max(s['bytes'] for s in r['stacks']) / 1024:.0f} |", flush=True)
+              f"| {largest['bytes'] / 1024:.0f} ({largest['stack']}) |", flush=True)
 
 
 if __name__ == "__main__":

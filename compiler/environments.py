@@ -23,6 +23,10 @@ CONTEXT_KEY = "training-platform:environments"
 FSX_DEPLOYMENT_TYPES = ("SCRATCH_1", "SCRATCH_2", "PERSISTENT_1", "PERSISTENT_2")
 PERSISTENT_2_THROUGHPUTS = (125, 250, 500, 1000)
 DEFAULT_TRAINING_SUBNET_MASK = 24
+# Workload stacks per environment (see compiler.stack_layout). CloudFormation takes at most 2,000 stacks per account
+# and region (default quota): the ceiling leaves room for everything else there.
+DEFAULT_WORKLOAD_SHARDS = 64
+MAX_WORKLOAD_SHARDS = 1000
 _ACCOUNT = r"\d{12}"
 _REGION = r"[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d"
 _AZ_ID = r"[a-z]{2,4}\d-az\d+"
@@ -73,6 +77,7 @@ class Environment:
     training_plans: Mapping[str, TrainingPlan] = field(default_factory=dict)
     encrypt_inter_container_traffic: bool = False
     log_retention_days: int = 30
+    workload_shards: int = DEFAULT_WORKLOAD_SHARDS
 
     @property
     def has_fsx(self) -> bool:
@@ -100,7 +105,7 @@ _KNOWN_KEYS = {
     "account", "region", "availability_zone", "availability_zone_id", "production", "vpc_cidr",
     "training_subnet_mask", "nat_gateway", "removal_policy", "fsx", "checkpoint_expiration_days",
     "notification_emails", "external_data_buckets", "training_plans", "encrypt_inter_container_traffic",
-    "log_retention_days",
+    "log_retention_days", "workload_shards",
 }
 _FSX_KEYS = {
     "deployment_type", "storage_capacity_gib", "per_unit_storage_throughput",
@@ -213,6 +218,8 @@ def _one(name: str, reader: Reader) -> Environment:
         training_plans=_training_plans(reader),
         encrypt_inter_container_traffic=bool(reader.boolean("encrypt_inter_container_traffic", default=production)),
         log_retention_days=retention or 30,
+        workload_shards=reader.integer("workload_shards", low=1, high=MAX_WORKLOAD_SHARDS,
+                                       default=DEFAULT_WORKLOAD_SHARDS) or DEFAULT_WORKLOAD_SHARDS,
     )
 
 

@@ -1,7 +1,7 @@
 """How an environment's runs are going: CloudWatch dashboards, and an alarm when capacity relaunches run out.
 
-One dashboard per environment (more pages past `workloads_per_page` workloads, since a dashboard holds at most 500
-widgets): a title, then one row per workload with its runs (started, succeeded, failed, capacity relaunches), its
+One dashboard per environment (more pages past 40 workloads, since a dashboard holds at most 500 widgets): a
+title, then one row per workload with its runs (started, succeeded, failed, capacity relaunches), its
 training metrics (the spec's `metric_definitions`) and its instances' GPU, CPU and memory utilization. Job names
 change per run, so job metrics are metric searches on the workload's job-name prefix (`compiler.run_metrics`).
 
@@ -67,38 +67,65 @@ def _graphs(workload: Workload, arn: str, environment: str) -> list[tuple[str, l
     return [("runs", runs), ("training metrics", training), ("utilization (%)", searches(run_metrics.UTILIZATION))]
 
 
-class TrainingDashboards(Construct):
-    """The environment's dashboards (`dashboards`) and its capacity alarm (`capacity_exhausted_alarm`).
+def dashboard_pages(workloads: Sequence[tuple[Workload, str]], *, workloads_per_page: int = 40,
+                    page_bytes: int = 120_000) -> list[list[tuple[Workload, str]]]:
+    """(workload, state machine ARN) pairs in name order, cut into dashboard pages.
 
-    `workloads`: (workload, state machine ARN) pairs, in any order.
+    A page ends at `workloads_per_page` workloads (3 widgets each plus the title: under CloudWatch's 500 widgets) or
+    at about `page_bytes` of dashboard body, whichever comes first, so a page's share of its stack's template is
+    bounded however many metric definitions the workloads have.
+    """
+    if not 1 <= workloads_per_page <= 150:
+        raise ValueError(f"workloads_per_page must be 1-150, not {workloads_per_page}")
+    pages: list[list[tuple[Workload, str]]] = [[]]
+    size = 0
+    for pair in sorted(workloads, key=lambda pair: pair[0].name):
+        row = len(json.dumps(dashboard_body("", "", "", [pair])))
+        if pages[-1] and (len(pages[-1]) == workloads_per_page or size + row > page_bytes):
+            pages.append([])
+            size = 0
+        pages[-1].append(pair)
+        size += row
+    return pages
+
+
+class TrainingDashboards(Construct):
+    """Dashboard pages `first_page` .. of an environment's `total_pages` (`dashboards`).
+
+    `pages`: from `dashboard_pages`. Page 1 is `<env>-training`, page n `<env>-training-<n>`.
     """
 
     def __init__(self, scope: Construct, construct_id: str, *, environment: str,
-                 workloads: Sequence[tuple[Workload, str]], topic: sns.ITopic | None = None,
-                 workloads_per_page: int = 40) -> None:
+                 pages: Sequence[Sequence[tuple[Workload, str]]], first_page: int = 1,
+                 total_pages: int | None = None) -> None:
         super().__init__(scope, construct_id)
-        if not 1 <= workloads_per_page <= 150:  # 3 widgets per workload plus the title: under 500 widgets
-            raise ValueError(f"{self.node.path}: workloads_per_page must be 1-150, not {workloads_per_page}")
         region = cdk.Stack.of(self).region
-        ordered = sorted(workloads, key=lambda pair: pair[0].name)
-        pages = [ordered[i:i + workloads_per_page] for i in range(0, len(ordered), workloads_per_page)] or [[]]
+        total = total_pages or len(pages)
         self.dashboards: list[cloudwatch.CfnDashboard] = []
-        for number, page in enumerate(pages, 1):
-            of = f" (page {number} of {len(pages)})" if len(pages) > 1 else ""
+        for number, page in enumerate(pages, first_page):
+            of = f" (page {number} of {total})" if total > 1 else ""
             title = (f"# Training runs: {environment}{of}\n\nRuns per workload; training metrics and utilization of "
                      "every host of the workload's jobs.")
             self.dashboards.append(cloudwatch.CfnDashboard(
                 self, f"Page{number}", dashboard_name=f"{environment}-training" + (f"-{number}" if number > 1 else ""),
                 dashboard_body=json.dumps(dashboard_body(title, region, environment, page))))
-        self.capacity_exhausted_alarm = cloudwatch.Metric(
+
+
+class CapacityExhaustedAlarm(Construct):
+    """The environment's alarm when a run spent every capacity relaunch (`alarm`), sent to `topic`."""
+
+    def __init__(self, scope: Construct, construct_id: str, *, environment: str,
+                 topic: sns.ITopic | None = None) -> None:
+        super().__init__(scope, construct_id)
+        self.alarm = cloudwatch.Metric(
             namespace=run_metrics.NAMESPACE, metric_name=run_metrics.CAPACITY_EXHAUSTED,
             dimensions_map={run_metrics.ENVIRONMENT: environment}, statistic="Sum", period=cdk.Duration.minutes(5),
         ).create_alarm(
-            self, "CapacityExhausted", threshold=1, evaluation_periods=1,
+            self, "Alarm", threshold=1, evaluation_periods=1,
             comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
             treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
             alarm_description=f"A run in {environment} spent every capacity relaunch without getting instances: add "
                               "fallback_instance_types or a training_plan, or raise capacity_retry.max_attempts",
         )
         if topic is not None:
-            self.capacity_exhausted_alarm.add_alarm_action(cloudwatch_actions.SnsAction(topic))
+            self.alarm.add_alarm_action(cloudwatch_actions.SnsAction(topic))

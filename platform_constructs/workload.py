@@ -97,7 +97,6 @@ class TrainingWorkload(Construct):
         self.state_machine.node.add_dependency(self.role)
         # For reviews of a change (trainctl review) and the summary: what runs, on what, at what price.
         self.state_machine.cfn_options.metadata = {METADATA_KEY: workload_summary(workload, environment)}
-        self.definition_bytes = len(text)
 
     # ------------------------------------------------------------------------------------------------- roles
 

@@ -1,16 +1,15 @@
 """Workload stacks: one `TrainingWorkload` (execution role, state machine, its role) per workload, in stable shards.
 
 Per environment: the `Runs` stack (shared by every state machine), `Workloads00` .. `Workloads<shards-1>`
-(stateless): a workload goes to shard sha256(name) % shards, so adding or removing a workload never moves another
-one (a move would collide on the state machine's fixed name), and `Monitoring` (dashboards and the capacity alarm).
+(stateless; `compiler.stack_layout` says which workload goes where, from the environment's `workload_shards`), and
+`Monitoring` (dashboards and the capacity alarm; more `MonitoringNN` stacks past a few hundred workloads).
 Only shards that hold a workload become stacks.
-Source bundles are one asset per distinct bundle per stack. Synth fails, naming the fix, when a shard nears
+Source bundles are one asset per distinct bundle per stack. Synth stops, naming the setting, when a shard nears
 CloudFormation's limits.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,24 +24,14 @@ from compiler.errors import Problem, SpecError
 from compiler.images import image_uri
 from compiler.model import Code, Workload
 from compiler.placeholders import EXECUTION_ROLE_ARN, SOURCE_DIR_FILE_NAME, SOURCE_DIR_S3_URI
+from compiler.stack_layout import MAX_STACK_RESOURCES, shard_of, shard_problem, shard_stack_name, shard_template_bytes
 from platform_constructs.source_bundle import SourceBundle, write_bundle
 from platform_constructs.workload import TrainingWorkload, WorkloadPlatform
-from stacks.monitoring import MonitoringStack
+from stacks.monitoring import MonitoringStack, add_monitoring_stacks
 from stacks.runs import RunsStack
 
 if TYPE_CHECKING:
     from stacks.platform import PlatformResources
-
-DEFAULT_SHARDS = 64
-# CloudFormation: 500 resources and 1 MB per template (uploaded through S3). Stay well below both.
-MAX_STACK_RESOURCES = 400
-MAX_TEMPLATE_BYTES = 800_000
-PER_WORKLOAD_OVERHEAD_BYTES = 9_000  # two roles, two policies and the state machine's properties
-
-
-def shard_of(workload: str, shards: int) -> int:
-    """Stable shard of a workload name: depends on nothing but the name and the shard count."""
-    return int.from_bytes(hashlib.sha256(workload.encode()).digest()[:8], "big") % shards
 
 
 def source_file_name(bundle: SourceBundle) -> str:
@@ -65,13 +54,14 @@ def _bundle_key(code: Code) -> tuple[Any, ...]:
 class WorkloadsStack(cdk.Stack):
     """One shard of an environment's workloads."""
 
-    def __init__(self, scope: Construct, construct_id: str, *, platform: PlatformResources, runs: RunsStack,
+    def __init__(self, scope: Construct, index: int, *, platform: PlatformResources, runs: RunsStack,
                  workloads: Sequence[Workload], build_dir: Path, project_root: Path, **kwargs: Any) -> None:
         env = platform.env
-        super().__init__(scope, construct_id, description=f"Training workloads ({env.name}): {len(workloads)} state "
+        super().__init__(scope, shard_stack_name(index), description=f"Training workloads ({env.name}): {len(workloads)} state "
                          "machines, one shard of the environment's workloads", **kwargs)
         self.workloads: dict[str, TrainingWorkload] = {}
-        self.definition_bytes = 0
+        self.settings = env
+        definitions: list[str] = []
         shared = WorkloadPlatform(
             data_bucket=platform.storage.data_bucket, output_bucket=platform.storage.output_bucket,
             checkpoint_bucket=platform.storage.checkpoint_bucket, key=platform.key,
@@ -102,8 +92,11 @@ class WorkloadsStack(cdk.Stack):
                                          image_uri=image_uri(workload, env.region))
             construct.add_failed_runs_alarm(runs.topic)
             self.workloads[workload.name] = construct
-            # As it will sit in the template: a JSON-escaped string, plus the roles, substitutions and layout.
-            self.definition_bytes += construct.definition_bytes + PER_WORKLOAD_OVERHEAD_BYTES
+            definitions.append(text)
+        self.template_bytes = shard_template_bytes(definitions)
+        problem = shard_problem(env, index, len(workloads), self.template_bytes)
+        if problem is not None:  # `validate` says the same, before any construct exists
+            raise SpecError(problem)
 
     @staticmethod
     def _check_substitutions(spec: sm.MachineSpec, text: str, values: dict[str, str]) -> None:
@@ -117,7 +110,10 @@ class WorkloadsStack(cdk.Stack):
 
 @jsii.implements(IValidation)
 class _SizeGuard:
-    """Fails synth when a shard nears CloudFormation's template limits, saying what to change."""
+    """Fails synth when a shard nears CloudFormation's resource limit, saying what to change.
+
+    Template size is checked as the shard is built (and by `validate`); the resource count is known only here.
+    """
 
     def __init__(self, stack: WorkloadsStack):
         self.stack = stack
@@ -125,14 +121,10 @@ class _SizeGuard:
     def validate(self) -> list[str]:
         stack = self.stack
         resources = len([c for c in stack.node.find_all() if isinstance(c, cdk.CfnResource)])
-        problems = []
-        if resources > MAX_STACK_RESOURCES:
-            problems.append(f"{stack.stack_name} has {resources} resources (limit {MAX_STACK_RESOURCES} of "
-                            "CloudFormation's 500): raise `shards` in add_workload_stacks")
-        if stack.definition_bytes > MAX_TEMPLATE_BYTES:
-            problems.append(f"{stack.stack_name} would be about {stack.definition_bytes} bytes (limit "
-                            f"{MAX_TEMPLATE_BYTES} of CloudFormation's 1 MB): raise `shards` in add_workload_stacks")
-        return problems
+        if resources <= MAX_STACK_RESOURCES:
+            return []
+        return [f"{stack.stack_name} has {resources} resources (limit {MAX_STACK_RESOURCES} of CloudFormation's 500): "
+                f"raise {stack.settings.name}.workload_shards in cdk.json above {stack.settings.workload_shards}"]
 
 
 @dataclass
@@ -141,11 +133,11 @@ class WorkloadStacks:
 
     runs: RunsStack
     shards: list[WorkloadsStack] = field(default_factory=list)
-    monitoring: MonitoringStack | None = None
+    monitoring: list[MonitoringStack] = field(default_factory=list)
 
     @property
     def stacks(self) -> list[cdk.Stack]:
-        return [self.runs, *self.shards, *([self.monitoring] if self.monitoring else [])]
+        return [self.runs, *self.shards, *self.monitoring]
 
     def workload(self, name: str) -> TrainingWorkload:
         for shard in self.shards:
@@ -159,7 +151,7 @@ class WorkloadStacks:
 
 
 def add_workload_stacks(stage: Construct, platform: PlatformResources, workloads: Sequence[Workload], *,
-                        shards: int = DEFAULT_SHARDS, build_dir: Path | None = None) -> WorkloadStacks:
+                        build_dir: Path | None = None) -> WorkloadStacks:
     """The Runs stack and the workload shards of one environment."""
     env = platform.env
     runs = RunsStack(stage, "Runs", settings=env, removal_policy=platform.removal_policy,
@@ -167,15 +159,15 @@ def add_workload_stacks(stage: Construct, platform: PlatformResources, workloads
     result = WorkloadStacks(runs=runs)
     groups: dict[int, list[Workload]] = {}
     for workload in workloads:
-        groups.setdefault(shard_of(workload.name, shards), []).append(workload)
+        groups.setdefault(shard_of(workload.name, env.workload_shards), []).append(workload)
     for index in sorted(groups):
         result.shards.append(WorkloadsStack(
-            stage, f"Workloads{index:02d}", platform=platform, runs=runs, workloads=groups[index],
+            stage, index, platform=platform, runs=runs, workloads=groups[index],
             build_dir=build_dir or platform.project_root / "build" / "sourcedirs", project_root=platform.project_root,
         ))
-    result.monitoring = MonitoringStack(
-        stage, "Monitoring", settings=env, topic=runs.topic,
-        workloads=[w for shard in result.shards for w in shard.workloads.values()])
+    result.monitoring = add_monitoring_stacks(
+        stage, settings=env, topic=runs.topic,
+        workloads=[(w.workload, w.state_machine_arn) for shard in result.shards for w in shard.workloads.values()])
     return result
 
 

@@ -18,6 +18,7 @@ from compiler.project import Project
 from compiler.request import compile_request
 from compiler.samples import sample_values
 from compiler.spec import load_workload, load_workloads
+from compiler.stack_layout import layout_problems
 
 
 def project_of(args: argparse.Namespace) -> Project:
@@ -35,13 +36,16 @@ def full_validation(request: dict[str, Any], env: Environment, attempt: int = 0)
     return service_model.validate_request(substitute(request, values))
 
 
-def check_compiled(workload: Workload, env: Environment) -> list[str]:
-    """Compile the request and the state machine, and check the request against SageMaker's model."""
-    request = compile_request(workload, env)
-    problems = [f"{workload.source}: request for {env.name}: {p}"
-                for p in full_validation(request, env, workload.capacity_retry.max_attempts)]
-    sm.build_definition(sm.spec_for(workload, env))
-    return problems
+def check_compiled(workloads: list[Workload], env: Environment) -> list[str]:
+    """Compile each request and state machine, check the requests against SageMaker's model and the stacks' sizes."""
+    problems: list[str] = []
+    definitions: dict[str, str] = {}
+    for workload in workloads:
+        request = compile_request(workload, env)
+        problems += [f"{workload.source}: request for {env.name}: {p}"
+                     for p in full_validation(request, env, workload.capacity_retry.max_attempts)]
+        definitions[workload.name] = sm.definition_string(sm.build_definition(sm.spec_for(workload, env)))
+    return problems + [str(p) for p in layout_problems(env, definitions)]
 
 
 def validate(args: argparse.Namespace) -> int:
@@ -53,7 +57,7 @@ def validate(args: argparse.Namespace) -> int:
     loaded = load_workloads(project, envs, Path(args.directory) if args.directory else None)
     for warning in loaded.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    problems = [p for env in envs.values() for w in loaded.workloads(env.name) for p in check_compiled(w, env)]
+    problems = [p for env in envs.values() for p in check_compiled(loaded.workloads(env.name), env)]
     if problems:
         print("\n".join(problems), file=sys.stderr)
         return 1

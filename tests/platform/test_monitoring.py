@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -79,7 +80,7 @@ def test_dashboards_page_past_the_widget_limit_and_skip_unsearchable_metric_name
     import aws_cdk as cdk
 
     from compiler.model import Metric
-    from platform_constructs.monitoring import TrainingDashboards
+    from platform_constructs.monitoring import TrainingDashboards, dashboard_pages
 
     base = loaded().workloads("dev")[0]
     quoted = dataclasses.replace(base, name="quoted", metric_definitions=(Metric('say "hi"', "hi=(\\d+)"),))
@@ -87,7 +88,7 @@ def test_dashboards_page_past_the_widget_limit_and_skip_unsearchable_metric_name
              for i in range(2)] + [(quoted, "arn:aws:states:us-east-1:1:stateMachine:dev-quoted")]
     app = cdk.App()
     stack = cdk.Stack(app, "M", env=cdk.Environment(account="111111111111", region="us-east-1"))
-    TrainingDashboards(stack, "D", environment="dev", workloads=pairs, workloads_per_page=2)
+    TrainingDashboards(stack, "D", environment="dev", pages=dashboard_pages(pairs, workloads_per_page=2))
     dashboards = [r["Properties"] for r in app.synth().get_stack_by_name("M").template["Resources"].values()
                   if r["Type"] == "AWS::CloudWatch::Dashboard"]
     assert [d["DashboardName"] for d in dashboards] == ["dev-training", "dev-training-2"]
@@ -97,3 +98,41 @@ def test_dashboards_page_past_the_widget_limit_and_skip_unsearchable_metric_name
     (note,) = [w for w in widgets[0] if w["type"] == "text" and "quoted" in w["properties"]["markdown"]]
     assert "no `metric_definitions`" in note["properties"]["markdown"]
     assert "w1: runs" in json.dumps(widgets[1])
+
+
+def test_dashboards_of_many_workloads_spread_over_stacks_inside_the_template_limit() -> None:
+    """300 workloads with SageMaker's maximum of metric definitions each, their ARNs imported as in the real app."""
+    import dataclasses
+
+    import aws_cdk as cdk
+    from aws_cdk import aws_sns as sns
+
+    from compiler.limits import limits
+    from compiler.model import Metric
+    from stacks.monitoring import add_monitoring_stacks
+    from tests.project import ENVIRONMENTS
+
+    base = loaded().workloads("dev")[0]
+    metrics = tuple(Metric(f"metric-{i}", f"metric-{i}=([0-9.]+)") for i in range(limits().metrics_max))
+    pairs = [(dataclasses.replace(base, name=f"w{i:03d}", base_job_name=f"w{i:03d}", metric_definitions=metrics),
+              cdk.Fn.import_value(f"dev-w{i:03d}-arn")) for i in range(300)]
+    settings = ENVIRONMENTS["dev"]
+    stage = cdk.Stage(cdk.App(), "dev", env=cdk.Environment(account=settings.account, region=settings.region))
+    topic = sns.Topic(cdk.Stack(stage, "Runs"), "Topic")
+    stacks = add_monitoring_stacks(stage, settings=settings, topic=topic, workloads=pairs)
+    assembly = stage.synth()
+    names, rows = [], 0
+    for stack in stacks:
+        written = (Path(assembly.directory) / stack.template_file).stat().st_size
+        assert written <= 800_000, (stack.stack_name, written)
+        template = json.loads((Path(assembly.directory) / stack.template_file).read_text())
+        alarms = [r for r in template["Resources"].values() if r["Type"] == "AWS::CloudWatch::Alarm"]
+        assert len(alarms) == (1 if stack.node.id == "Monitoring" else 0)
+        for resource in template["Resources"].values():
+            if resource["Type"] == "AWS::CloudWatch::Dashboard":
+                names.append(resource["Properties"]["DashboardName"])
+                body = json.dumps(resource["Properties"]["DashboardBody"])
+                rows += body.count(": runs")
+    assert [s.node.id for s in stacks][:2] == ["Monitoring", "Monitoring02"]
+    assert names == ["dev-training"] + [f"dev-training-{n}" for n in range(2, len(names) + 1)]
+    assert rows == 300  # every workload on exactly one page
