@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import signal
 import sys
 import threading
 import time
@@ -142,7 +143,10 @@ def printed(text: str) -> Callable[[], bool]:
 
 
 def interrupt_when(condition: Callable[[], bool]) -> threading.Thread:
-    """Ctrl-C in the main thread (where `trainctl` runs) once `condition()` holds, as a user would press it."""
+    """Ctrl-C in the main thread (where `trainctl` runs) once `condition()` holds, as a user would press it.
+
+    Use through the `ctrl_c` fixture, which makes sure SIGINT raises KeyboardInterrupt in this process.
+    """
     import _thread
 
     def press() -> None:
@@ -154,3 +158,17 @@ def interrupt_when(condition: Callable[[], bool]) -> threading.Thread:
     thread = threading.Thread(target=press, daemon=True)
     thread.start()
     return thread
+
+
+@pytest.fixture
+def ctrl_c() -> Iterator[Callable[[Callable[[], bool]], threading.Thread]]:
+    """`interrupt_when`, with Python's own SIGINT handler installed for the test.
+
+    A process started in the background by a non-interactive shell inherits SIGINT ignored, and then
+    `interrupt_main` does nothing: the followed run would never be interrupted and the test would never end.
+    """
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield interrupt_when
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -6,7 +6,7 @@ import io
 import re
 
 from tests.cli.cloud import expected_log
-from tests.cli.conftest import WORKLOAD, interrupt_when, printed, sagemaker, wait_for_end
+from tests.cli.conftest import WORKLOAD, printed, sagemaker, wait_for_end
 from tests.statemachine.sagemaker_sync import Outcome, capacity_error, fails, installed
 from trainctl.executions import Clients
 from trainctl.follow import LogTail
@@ -95,11 +95,11 @@ def test_logs_of_a_finished_run_by_arn_by_name_and_latest(cli, deployed, sfn) ->
     assert "run logs-later SUCCEEDED" in followed.err
 
 
-def test_ctrl_c_without_a_terminal_leaves_the_run_going_and_stop_ends_it(cli, deployed, sfn, monkeypatch) -> None:
+def test_ctrl_c_without_a_terminal_leaves_the_run_going_and_stop_ends_it(cli, deployed, sfn, monkeypatch, ctrl_c) -> None:
     monkeypatch.setattr("sys.stdin", io.StringIO(""))
     fake = sagemaker(Outcome("running"))
     with installed(fake):
-        interrupt_when(printed("Training - Training image download completed"))
+        ctrl_c(printed("Training - Training image download completed"))
         result = cli("start", WORKLOAD, "--env", "dev", "--name", "ctrl-c-leave", "--follow", "--interval", "0.01")
         arn = result.out.splitlines()[0]
         assert result.code == 130
@@ -125,11 +125,11 @@ class Terminal(io.StringIO):
         return True
 
 
-def test_ctrl_c_at_a_terminal_asks_and_stops_the_run(cli, deployed, sfn, monkeypatch) -> None:
+def test_ctrl_c_at_a_terminal_asks_and_stops_the_run(cli, deployed, sfn, monkeypatch, ctrl_c) -> None:
     monkeypatch.setattr("sys.stdin", Terminal("y\n"))
     fake = sagemaker(Outcome("running"))
     with installed(fake):
-        interrupt_when(printed("Training - Training image download completed"))
+        ctrl_c(printed("Training - Training image download completed"))
         result = cli("start", WORKLOAD, "--env", "dev", "--name", "ctrl-c-stop", "--follow", "--interval", "0.01")
         arn = result.out.splitlines()[0]
         assert result.code == 130
@@ -139,11 +139,11 @@ def test_ctrl_c_at_a_terminal_asks_and_stops_the_run(cli, deployed, sfn, monkeyp
     assert ended["status"] == "ABORTED"
 
 
-def test_ctrl_c_at_a_terminal_answered_no_leaves_it(cli, deployed, sfn, monkeypatch) -> None:
+def test_ctrl_c_at_a_terminal_answered_no_leaves_it(cli, deployed, sfn, monkeypatch, ctrl_c) -> None:
     monkeypatch.setattr("sys.stdin", Terminal("\n"))
     fake = sagemaker(Outcome("running"))
     with installed(fake):
-        interrupt_when(printed("Training - Training image download completed"))
+        ctrl_c(printed("Training - Training image download completed"))
         result = cli("start", WORKLOAD, "--env", "dev", "--name", "ctrl-c-no", "--follow", "--interval", "0.01")
         arn = result.out.splitlines()[0]
         assert result.code == 130
