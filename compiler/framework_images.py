@@ -426,6 +426,22 @@ def _auto_selects_container_version(instance_type: str, distribution: Mapping[st
 # Shared helpers
 
 
+def cluster_image_instance_type(instance_types: Iterable[str]) -> str:
+    """EstimatorBase._get_instance_type for a heterogeneous cluster (instance_groups, no instance_type): the image is
+    resolved for the first group whose family is GPU (g*, p*), else for the first group's type."""
+    types = list(instance_types)
+    if not types:
+        raise ImageNotFound("instance_groups must name at least one group when instance_type is not set")
+    for instance_type in types:
+        family = instance_family(instance_type)
+        if not family:
+            raise ImageNotFound(f"invalid SageMaker instance type for training with heterogeneous clusters: "
+                                f"{instance_type!r}; for options see {_INSTANCE_TYPES_URL}")
+        if family[0] in ("g", "p"):
+            return instance_type
+    return types[0]
+
+
 def instance_family(instance_type: str | None) -> str:
     """sagemaker.utils.get_instance_type_family: "p4d" for "ml.p4d.24xlarge" (or "ml_p4d"), else ""."""
     if not isinstance(instance_type, str):

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable
 
 from compiler import placeholders
-from compiler.framework_images import ImageNotFound, training_image_uri
+from compiler.framework_images import ImageNotFound, cluster_image_instance_type, training_image_uri
 from compiler.model import ProjectImage, UriImage, Workload
 
 _ECR_URI = re.compile(
@@ -25,7 +25,8 @@ def framework_image(workload: Workload, region: str) -> str:
     compute = workload.compute
     return training_image_uri(
         region=region, framework=e.framework, framework_version=e.framework_version, py_version=e.py_version,
-        instance_type=compute.instance_type if compute.instance_type is not None else compute.groups[0].instance_type,
+        instance_type=compute.instance_type if compute.instance_type is not None
+        else cluster_image_instance_type(g.instance_type for g in compute.groups),
         distribution=dict(workload.distribution) or None, tensorflow_version=e.tensorflow_version,
         pytorch_version=e.pytorch_version,
     )

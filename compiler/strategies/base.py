@@ -11,7 +11,7 @@ strategies share that key). Each class knows:
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -42,6 +42,19 @@ def version_field(job: Job) -> str:
     if job.framework == "huggingface":
         return f"{job.base_framework}_version"
     return "framework_version"
+
+
+def unsupported_version(job: Job, versions: Sequence[str], newest: int) -> str:
+    """The end of a "supports ..." message for `job.base_version` missing from one of the SDK's tables: the newest
+    entries, and the fix. The tables list full versions (1.13.1), and the SDK compares strings, so a short version
+    such as 1.13 is refused even where 1.13.1 is listed: then the message names the full versions to write instead
+    (for HuggingFace with transformers_version in full too, which the SDK requires of the pair)."""
+    version = job.base_version
+    full = [v for v in versions if version and v.startswith(f"{version}.")]
+    fix = f"; write the full version: {' or '.join(full)}" if full else ""
+    if fix and job.framework == "huggingface":
+        fix += ", with transformers_version in full too"
+    return f"{', '.join(versions[-newest:])} (and older), not {version}{fix}"
 
 
 def enabled(value: Any) -> bool:

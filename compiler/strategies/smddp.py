@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from compiler import sdk_rules
-from compiler.strategies.base import Job, Report, Strategy, enabled, version_field
+from compiler.strategies.base import Job, Report, Strategy, enabled, unsupported_version, version_field
 from compiler.strategies.smdistributed import block_hyperparameters, check_block, smdistributed
 
 # p5-class types run SMDDP only through torch_distributed (SMDDP v2); the SDK's list predates them.
@@ -51,8 +51,8 @@ class SMDataParallel(Strategy):
             return
         versions = tables[job.base_framework]
         if job.base_version not in versions:
-            report(version_field(job), f"SMDDP supports {job.base_framework} {', '.join(versions[-4:])} (and older), "
-                   f"not {job.base_version}")
+            report(version_field(job), f"SMDDP supports {job.base_framework} "
+                   f"{unsupported_version(job, versions, 4)}")
         if job.py_version and "py3" not in job.py_version:
             report("py_version", f"SMDDP needs Python 3 (py3x), not {job.py_version}")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from compiler import sdk_instances, sdk_rules
-from compiler.strategies.base import Job, Report, Strategy, version_field
+from compiler.strategies.base import Job, Report, Strategy, unsupported_version, version_field
 
 
 class TorchDistributed(Strategy):
@@ -41,7 +41,7 @@ class TorchDistributed(Strategy):
         versions = sdk_rules.constant(table)
         if job.base_version not in versions:
             report(version_field(job), f"torch_distributed on {instance_type} supports PyTorch "
-                   f"{', '.join(versions[-5:])} (and older; full versions such as 2.3.0), not {job.base_version}")
+                   f"{unsupported_version(job, versions, 5)}")
 
     def hyperparameters(self, job: Job) -> dict[str, Any]:
         return {}  # the PyTorch and HuggingFace estimators add its keys themselves (see compiler.strategies.encoding)

@@ -434,6 +434,14 @@ FEATURE_CASES = [
             {"instance_group_name": "cpu", "instance_type": "ml.c5.18xlarge", "instance_count": 1},
         ], distribution={"mpi": {"enabled": True, "processes_per_host": 8}, "instance_groups": ["gpu"]},
     )),
+    Case("heterogeneous cluster, CPU group first (the image follows the first GPU group, as the SDK's does)", _spec(
+        "tf-hetero-data-first", framework="tensorflow", framework_version="2.9.2", py_version="py39",
+        instance_groups=[
+            {"instance_group_name": "data_group", "instance_type": "ml.c5.18xlarge", "instance_count": 2},
+            {"instance_group_name": "dnn_group", "instance_type": "ml.p4d.24xlarge", "instance_count": 1},
+        ], distribution={"mpi": {"enabled": True, "processes_per_host": 8}, "instance_groups": ["dnn_group"]},
+        inputs={"training": {"s3_data": "s3://my-datasets/train/", "instance_groups": ["data_group", "dnn_group"]}},
+    )),
     Case("container_entry_point and container_arguments", _spec(
         "gpt-entrypoint", **PYTORCH_2_3, instance_type="ml.g5.2xlarge",
         container_entry_point=["python", "-m", "launcher"], container_arguments=["--epochs", "3"],

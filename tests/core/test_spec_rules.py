@@ -206,8 +206,15 @@ def test_smddp_instance_types(rejects):
 
 
 def test_smddp_framework_versions(rejects):
-    rejects("framework_version", "SMDDP supports pytorch", framework_version="2.3.0",
-            distribution={"smdistributed": {"dataparallel": {"enabled": True}}})
+    message = rejects("framework_version", "SMDDP supports pytorch", framework_version="2.3.0",
+                      distribution={"smdistributed": {"dataparallel": {"enabled": True}}})
+    assert "full version" not in message  # 2.3.0 is simply not in the SDK's table: no full version to offer
+
+
+def test_smddp_short_version_names_the_full_one_the_sdk_lists(rejects):
+    """The SDK compares strings: "2.2" is refused where "2.2.0" is listed, so the fix is the full version."""
+    rejects("framework_version", "not 2.2; write the full version: 2.2.0", framework_version="2.2",
+            py_version="py310", distribution={"smdistributed": {"dataparallel": {"enabled": True}}})
 
 
 def test_pytorchddp_and_smdistributed_exclusive(rejects):
@@ -226,7 +233,8 @@ def test_torch_distributed_needs_gpu_or_trainium(rejects):
 
 
 def test_torch_distributed_framework_versions(rejects):
-    rejects("framework_version", "torch_distributed", "full versions", framework_version="2.3", py_version="py311")
+    rejects("framework_version", "torch_distributed", "not 2.3; write the full version: 2.3.0 or 2.3.1",
+            framework_version="2.3", py_version="py311")
 
 
 def test_strategy_must_suit_the_framework(rejects):
