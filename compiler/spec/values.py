@@ -29,7 +29,9 @@ def json_problem(value: Any, depth: int = 0) -> str | None:
     if value is None or isinstance(value, bool | str):
         return None
     if isinstance(value, int):
-        return None if abs(value) < 2**63 else "is too large a number for SageMaker's JSON"
+        if abs(value) < 2**63:
+            return None
+        return f"{value} is beyond the 64-bit integers the platform carries as numbers; quote it ('{value}') to pass text"
     if isinstance(value, float):
         return None if math.isfinite(value) else f"{value} is not a JSON number; write a finite number (or text)"
     if isinstance(value, list):

@@ -205,6 +205,10 @@ def test_smddp_instance_types(rejects):
             distribution={"smdistributed": {"dataparallel": {"enabled": True}}})
 
 
+def test_an_integer_beyond_64_bits_is_refused_with_the_quoted_form(rejects):
+    rejects("hyperparameters.seed", "quote it ('100000000000000000000')", hyperparameters={"seed": 10**20})
+
+
 def test_smddp_framework_versions(rejects):
     message = rejects("framework_version", "SMDDP supports pytorch", framework_version="2.3.0",
                       distribution={"smdistributed": {"dataparallel": {"enabled": True}}})
