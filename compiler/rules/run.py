@@ -41,6 +41,18 @@ def spot_runs_can_resume(w: Workload, f: Findings) -> None:
 
 
 @workload_rule
+def checkpoints_on_instance_groups_build_in_the_sdk(w: Workload, f: Findings) -> None:
+    """The PyTorch and TensorFlow estimators cannot be built for instance_groups with checkpoint_local_path while the
+    Debugger hook is on (the default): deciding to turn the hook off, they compare instance_count, unset with
+    instance_groups, to 1 and fail."""
+    if (w.compute.instance_groups and w.checkpoints and w.checkpoint_local_path
+            and w.framework in DEBUGGER_HOOK_OFF_FRAMEWORKS and not w.debugging.debugger_hook_disabled):
+        f.problem("checkpoint_local_path", f"with instance_groups the {w.framework} estimator fails unless the "
+                  "Debugger hook is off: set debugger_hook_config: false (SMDebug does not support distributed jobs "
+                  "with checkpoints anyway), or remove checkpoint_local_path")
+
+
+@workload_rule
 def debugger_hook_is_sent(w: Workload, f: Findings) -> None:
     """The SDK drops a requested hook in two cases; the compiler does too, and says so."""
     if w.debugging.debugger_hook is None or w.debugging.debugger_hook_disabled:

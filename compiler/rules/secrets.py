@@ -3,7 +3,9 @@
 Jobs get AWS access from their execution role; other secrets belong in AWS Secrets Manager (or SSM Parameter
 Store), read at start-up with the role. This rule recognises the forms credentials take in practice: AWS access
 key ids and secret keys, private keys, and the token formats of GitHub, Hugging Face, Slack, OpenAI and W&B, plus
-variables whose name says they hold a secret.
+variables whose name says they hold a secret, unless the value is a reference to one: what the advice asks for
+(a Secrets Manager or SSM ARN, a parameter path, a file path, or a secret's name under a variable whose name says it
+holds a name, id, ARN or path), or a tokenizer's special token such as <pad> under PAD_TOKEN.
 """
 
 from __future__ import annotations
@@ -31,6 +33,12 @@ _SECRET_VARIABLE = re.compile(r"(?:^|_)(?:SECRET|PASSWORD|PASSWD|TOKEN|API_?KEY|
 _SECRET_HYPERPARAMETER = re.compile(r"(?:^|_)(?:secret|password|passwd|api_?key|access_key|private_key)(?:_|$)",
                                     re.IGNORECASE)
 _HARMLESS_VALUES = {"", "none", "null", "false", "true", "0", "1"}
+# Values that point at a secret instead of holding it: an ARN, an absolute path (an SSM parameter or a file).
+_REFERENCE_VALUE = re.compile(r"^(?:arn:aws[a-z-]*:|/)")
+# Names that say the value names, identifies or locates a secret (HF_TOKEN_SECRET_ARN, SECRET_ID, secret_name).
+_REFERENCE_NAME = re.compile(r"(?:^|_)(?:ARN|NAME|ID|PATH|FILE|PARAMETER|PARAM|SSM)$", re.IGNORECASE)
+# A tokenizer's special tokens (PAD_TOKEN=<pad>, EOS_TOKEN=</s>, MASK_TOKEN=[MASK]).
+_SPECIAL_TOKEN = re.compile(r"^(?:</?[A-Za-z0-9_|.-]{1,32}>|<\|[A-Za-z0-9_]{1,32}\|>|\[[A-Z]{2,10}\])$")
 ADVICE = ("remove it: jobs reach AWS with their execution role, and other secrets belong in AWS Secrets Manager, "
           "read at start-up with the role")
 
@@ -52,9 +60,15 @@ def secret_in(name: str, value: str, names: re.Pattern[str] = _SECRET_VARIABLE) 
         if pattern.search(value):
             return kind
     leaf = re.split(r"[.\[]", name)[-1]
-    if names.search(leaf) and value.strip().lower() not in _HARMLESS_VALUES:
+    if names.search(leaf) and not _harmless(leaf, value.strip()):
         return "a secret (by its name)"
     return None
+
+
+def _harmless(leaf: str, value: str) -> bool:
+    """A value under a secret-sounding name that cannot be the secret itself."""
+    return (value.lower() in _HARMLESS_VALUES or bool(_REFERENCE_VALUE.match(value))
+            or bool(_REFERENCE_NAME.search(leaf)) or bool(_SPECIAL_TOKEN.match(value)))
 
 
 @workload_rule

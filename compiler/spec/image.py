@@ -111,6 +111,9 @@ def read_estimator(r: Reader) -> tuple[Estimator, Image]:
     image = _image(r, framework)
     if framework != "generic" and isinstance(image, FrameworkImage):
         _versions_needed(r, framework, estimator)
+    elif framework == "huggingface" and estimator.py_version is None:
+        r.problem("py_version", "the HuggingFace estimator requires py_version even with an image of your own (it is "
+                  "its first argument): write the image's Python version, e.g. py310")
     return estimator, image
 
 

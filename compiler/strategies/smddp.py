@@ -40,7 +40,7 @@ class SMDataParallel(Strategy):
             return
         if not isinstance(self.config.get("custom_mpi_options", ""), str):
             report(f"{self.where}.custom_mpi_options", "must be a string of mpirun options")
-        self._check_instances(job, report)
+        self._check_instances(job, warn)
         if job.uses_own_image:
             return  # with an image of your own the SDK skips its version tables (`_validate_smdataparallel_args`)
         # `_validate_smdataparallel_args`, with HuggingFace's base framework and version (as the SDK passes them)
@@ -56,14 +56,18 @@ class SMDataParallel(Strategy):
         if job.py_version and "py3" not in job.py_version:
             report("py_version", f"SMDDP needs Python 3 (py3x), not {job.py_version}")
 
-    def _check_instances(self, job: Job, report: Report) -> None:
+    def _check_instances(self, job: Job, warn: Report) -> None:
+        """The SDK lists SMDDP's instance types but does not check them, and jobs elsewhere do run: `pytorchddp` (which
+        the PyTorch estimator sends as SMDDP) with the nccl backend, on g4dn or g5. Only SMDDP's own collectives
+        (backend "smddp") need the listed types, so this is a warning."""
         supported = [t for t in sdk_rules.constant("SM_DATAPARALLEL_SUPPORTED_INSTANCE_TYPES") if t.startswith("ml.")]
         torchrun = enabled(job.distribution.get("torch_distributed"))
         for instance_type in job.train_instance_types:
             if instance_type in supported or (torchrun and instance_type in _SMDDP_WITH_TORCHRUN):
                 continue
-            report(self.where, f"SMDDP's collectives run on {', '.join(supported)} (and p5 types with torch_distributed), "
-                   f"not {instance_type}; use torch_distributed (NCCL) there")
+            warn(self.where, f"SMDDP's own collectives (backend \"smddp\") run on {', '.join(supported)} (and p5 types "
+                 f"with torch_distributed), not {instance_type}: there the script must use the nccl backend "
+                 "(pytorchddp sends this strategy)")
 
     def hyperparameters(self, job: Job) -> dict[str, Any]:
         return block_hyperparameters(job)

@@ -442,6 +442,10 @@ FEATURE_CASES = [
         ], distribution={"mpi": {"enabled": True, "processes_per_host": 8}, "instance_groups": ["dnn_group"]},
         inputs={"training": {"s3_data": "s3://my-datasets/train/", "instance_groups": ["data_group", "dnn_group"]}},
     )),
+    Case("pytorchddp on g5 (sent as SMDDP, whose launcher runs an nccl script there; a public workshop's call)", _spec(
+        "sd-ddp-g5", framework="pytorch", framework_version="1.13.1", py_version="py39",
+        instance_type="ml.g5.12xlarge", instance_count=1, distribution={"pytorchddp": {"enabled": True}},
+    ), warns=("distribution.smdistributed.dataparallel",)),
     Case("container_entry_point and container_arguments", _spec(
         "gpt-entrypoint", **PYTORCH_2_3, instance_type="ml.g5.2xlarge",
         container_entry_point=["python", "-m", "launcher"], container_arguments=["--epochs", "3"],
@@ -872,6 +876,14 @@ REJECTED = [
     ("disable_profiler with profiler_config enabled",
      {"disable_profiler": True, "profiler_config": {"system_monitor_interval_millis": 500}},
      "disable_profiler cannot be False", "profiler_config"),
+    ("HuggingFace with an image of its own and no py_version (its first argument)",
+     {**HUGGINGFACE_FULL, "framework_version": ..., "py_version": ...,
+      "image_uri": f"{DLC}/huggingface-pytorch-training:2.1.0-transformers4.36.0-gpu-py310-cu121-ubuntu20.04"},
+     "missing 1 required positional argument: 'py_version'", "py_version"),
+    ("instance_groups with checkpoint_local_path while the Debugger hook is on",
+     {"instance_type": ..., "instance_count": ..., "instance_groups": TWO_GROUPS[:1], "distribution": TORCHRUN,
+      "checkpoints": True, "checkpoint_local_path": "/opt/ml/checkpoints"},
+     "not supported between instances of 'NoneType' and 'int'", "checkpoint_local_path"),
     ("target_attribute_name (an AutoML channel field)",
      {"inputs": {"train": {"s3_data": "datasets/tabular/", "target_attribute_name": "label"}}},
      "Unknown parameter .*TargetAttributeName", "inputs.train.target_attribute_name"),
@@ -892,9 +904,12 @@ def _rejected_spec(changes: dict[str, Any]) -> dict[str, Any]:
                          ids=[r[0] for r in REJECTED])
 def test_what_the_sdk_rejects_fails_synth(changes: dict, sdk_message: str, field_name: str, code_dir: Path) -> None:
     spec = _rejected_spec(changes)
-    request = {"OutputDataConfig": {"S3OutputPath": sdk.OUTPUT_PATH}, "AlgorithmSpecification": {}}
+    request: dict[str, Any] = {"OutputDataConfig": {"S3OutputPath": sdk.OUTPUT_PATH}, "AlgorithmSpecification": {}}
+    if spec.get("checkpoints"):
+        request["CheckpointConfig"] = {"S3Uri": f"{sdk.OUTPUT_PATH}/checkpoints"}
     framework, kwargs, channels = sdk.estimator_arguments(spec, request, code_dir)
-    with pytest.raises((ValueError, RuntimeError, ParamValidationError), match=sdk_message):
+    # TypeError: where the SDK cannot build the estimator at all (a missing argument, a comparison with None)
+    with pytest.raises((ValueError, TypeError, RuntimeError, ParamValidationError), match=sdk_message):
         sdk.capture_create_training_job(framework, job_name="rejected-1", inputs=channels or None, **kwargs)
     with pytest.raises(SpecError) as info:
         accepted(spec, DEV, code_dir)

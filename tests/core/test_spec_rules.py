@@ -113,6 +113,17 @@ def test_huggingface_needs_a_base_framework(rejects):
             framework="huggingface", framework_version=..., transformers_version="4.56.2")
 
 
+@pytest.mark.parametrize("image", [
+    {"image_uri": "763104351884.dkr.ecr.us-east-1.amazonaws.com/huggingface-pytorch-training:2.1.0-transformers4.36.0"
+                  "-gpu-py310-cu121-ubuntu20.04"},
+    {"image": {"repository": "gpt-trainer"}},
+])
+def test_huggingface_needs_py_version_even_with_an_image_of_its_own(rejects, image):
+    """py_version is the HuggingFace estimator's first argument: without it the SDK cannot build the estimator."""
+    rejects("py_version", "even with an image of your own", framework="huggingface", framework_version=...,
+            py_version=..., transformers_version="4.36.0", pytorch_version="2.1.0", **image)
+
+
 # --- source code ----------------------------------------------------------------------------------------
 
 
@@ -199,10 +210,16 @@ def test_smdistributed_not_on_p5_without_torch_distributed(rejects):
             distribution={"smdistributed": {"modelparallel": {"enabled": True}}, "mpi": {"enabled": True}})
 
 
-def test_smddp_instance_types(rejects):
-    rejects("distribution.smdistributed.dataparallel", "ml.p4d.24xlarge", instance_type="ml.g5.48xlarge",
-            framework_version="2.2.0", py_version="py310",
-            distribution={"smdistributed": {"dataparallel": {"enabled": True}}})
+@pytest.mark.parametrize("distribution", [{"smdistributed": {"dataparallel": {"enabled": True}}},
+                                          {"pytorchddp": {"enabled": True}}])
+def test_smddp_elsewhere_than_its_instance_types_is_a_warning(make, distribution):
+    """The SDK accepts it (it lists SMDDP's types without checking them), and pytorchddp jobs on g5 run with nccl."""
+    workload = make(instance_type="ml.g5.48xlarge", framework_version="2.2.0", py_version="py310",
+                    distribution=distribution)
+    assert [w for w in workload.warnings if "distribution.smdistributed.dataparallel" in w and "nccl backend" in w
+            and "ml.g5.48xlarge" in w], workload.warnings
+    assert not [w for w in make(framework_version="2.2.0", py_version="py310", distribution=distribution).warnings
+                if "nccl backend" in w]  # on p4d: no warning
 
 
 def test_an_integer_beyond_64_bits_is_refused_with_the_quoted_form(rejects):
