@@ -153,6 +153,8 @@ class S3Channel:
     input_mode: str | None = None
     attribute_names: tuple[str, ...] | None = None
     shuffle_seed: int | None = None
+    model_access_config: Mapping[str, Any] | None = None  # {AcceptEula: true}, for a gated JumpStart model
+    hub_access_config: Mapping[str, Any] | None = None  # {HubContentArn: ...}
     kind: Literal["s3"] = "s3"
 
     @property

@@ -148,6 +148,10 @@ def _s3_channel(channel: S3Channel) -> dict[str, Any]:
         source["AttributeNames"] = list(channel.attribute_names)
     if channel.shuffle_seed is not None:
         config["ShuffleConfig"] = {"Seed": channel.shuffle_seed}
+    if channel.hub_access_config is not None:
+        source["HubAccessConfig"] = dict(channel.hub_access_config)
+    if channel.model_access_config is not None:
+        source["ModelAccessConfig"] = dict(channel.model_access_config)
     config["ChannelName"] = channel.name
     return config
 

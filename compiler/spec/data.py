@@ -19,7 +19,8 @@ from compiler.reader import Reader, describe
 S3_URI = re.compile(r"s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/[^\r\n]*)?")
 _KEY_PREFIX = re.compile(r"[^/\s][^\r\n]*")
 _S3_KEYS = {"s3_data", "distribution", "compression", "content_type", "record_wrapping", "s3_data_type",
-            "instance_groups", "input_mode", "attribute_names", "target_attribute_name", "shuffle_config"}
+            "instance_groups", "input_mode", "attribute_names", "target_attribute_name", "shuffle_config",
+            "model_access_config", "hub_access_config"}
 _FS_KEYS = {"directory_path", "file_system_type", "file_system_access_mode", "content_type", "file_system_id"}
 MODEL_CONTENT_TYPE = "application/x-sagemaker-model"
 
@@ -64,6 +65,8 @@ def _s3_channel(c: Reader, name: str, raw: Mapping[str, Any]) -> S3Channel | Non
     attributes = c.strings("attribute_names", max_items=16)
     if attributes is not None and not c.shaped("attribute_names", list(attributes), "AttributeNames"):
         attributes = None
+    # JumpStart's gated models: TrainingInput puts these mappings into the S3 source as written (the API's names).
+    access = {key: _access_config(c, key, shape) for key, shape in _ACCESS_CONFIGS.items()}
     distribution = c.string("distribution", choices=allowed("S3DataDistribution"))
     if distribution is None and not c.has("distribution"):
         distribution = "FullyReplicated"  # as TrainingInput does without a distribution (or a target attribute)
@@ -76,8 +79,23 @@ def _s3_channel(c: Reader, name: str, raw: Mapping[str, Any]) -> S3Channel | Non
         record_wrapping=c.string("record_wrapping", choices=allowed("RecordWrapper")),
         s3_data_type=c.string("s3_data_type", choices=allowed("S3DataType"), default="S3Prefix") or "S3Prefix",
         instance_groups=groups, input_mode=c.string("input_mode", choices=allowed("TrainingInputMode")),
-        attribute_names=attributes, shuffle_seed=shuffle,
+        attribute_names=attributes, shuffle_seed=shuffle, model_access_config=access["model_access_config"],
+        hub_access_config=access["hub_access_config"],
     )
+
+
+_ACCESS_CONFIGS = {"model_access_config": "ModelAccessConfig", "hub_access_config": "HubAccessConfig"}
+
+
+def _access_config(c: Reader, key: str, shape: str) -> Mapping[str, Any] | None:
+    value = c.raw.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        c.problem(key, f"must be a mapping in the API's names, e.g. {{AcceptEula: true}} or {{HubContentArn: ...}}, "
+                  f"not {describe(value)}")
+        return None
+    return dict(value) if c.shaped(key, dict(value), shape) else None
 
 
 def _fsx_channel(c: Reader, name: str, raw: Mapping[str, Any]) -> FsxChannel | None:

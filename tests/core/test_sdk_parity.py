@@ -46,6 +46,7 @@ ENCRYPTING = dataclasses.replace(DEV, name="secure", encrypt_inter_container_tra
 DEV_KEY = f"arn:aws:kms:{DEV.region}:{DEV.account}:key/1234abcd-12ab-34cd-56ef-1234567890ab"
 DEV_KEY_2 = f"arn:aws:kms:{DEV.region}:{DEV.account}:key/abcd1234-12ab-34cd-56ef-1234567890ab"
 TRAINING_PLAN = f"arn:aws:sagemaker:{DEV.region}:{DEV.account}:training-plan/gpt-reserved-p5"
+HUB_CONTENT_ARN = f"arn:aws:sagemaker:{DEV.region}:aws:hub-content/SageMakerPublicHub/Model/meta-textgeneration-llama-3-8b/2.0.0"
 
 
 @pytest.fixture(scope="module")
@@ -309,6 +310,14 @@ FEATURE_CASES = [
                           "s3_data_type": "AugmentedManifestFile", "attribute_names": ["source-ref", "label"],
                           "record_wrapping": "RecordIO"},
             "tabular": {"s3_data": "datasets/tabular/", "content_type": "text/csv", "compression": "None"},
+        },
+    )),
+    Case("a gated JumpStart model's channel: model_access_config and hub_access_config", _spec(
+        "llama-gated", **PYTORCH_2_3, instance_type="ml.g5.12xlarge",
+        inputs={
+            "model": {"s3_data": "s3://my-models/meta-textgeneration-llama-3-8b/", "model_access_config":
+                      {"AcceptEula": True}, "hub_access_config": {"HubContentArn": HUB_CONTENT_ARN}},
+            "train": "datasets/instructions/",
         },
     )),
     Case("explicit image_uri", _spec(

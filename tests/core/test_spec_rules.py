@@ -358,6 +358,16 @@ def test_checkpoint_uri_is_the_platforms(rejects):
 # --- inputs --------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize(("config", "words"), [
+    ({"accept_eula": True}, ("accept_eula", "ModelAccessConfig")),
+    ({"AcceptEula": "yes"}, ("AcceptEula", "ModelAccessConfig")),
+    (True, ("must be a mapping in the API's names",)),
+])
+def test_model_access_config_takes_the_apis_shape(rejects, config, words):
+    rejects("inputs.model.model_access_config", *words,
+            inputs={"model": {"s3_data": "models/llama/", "model_access_config": config}})
+
+
 def test_channel_name_pattern(rejects):
     rejects("inputs.bad name", "channel names", inputs={"bad name": "s3://b/k"})
 
