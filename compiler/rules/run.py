@@ -35,7 +35,9 @@ def spot_runs_can_resume(w: Workload, f: Findings) -> None:
             f.problem("keep_alive_period_in_seconds", "warm pools are not available with spot training; remove one of "
                       "them")
     elif w.max_wait is not None:
-        f.problem("max_wait", "only applies to spot training; set use_spot_instances: true or remove max_wait")
+        # The SDK sends it, and SageMaker takes it (the SDK's own release tests do this): a warning, not a refusal.
+        f.warn("max_wait", "is meant for spot training (use_spot_instances: true); without it, it is sent as the SDK "
+               "sends it")
     if w.checkpoint_local_path is not None and not w.checkpoints:
         f.problem("checkpoint_local_path", "only matters with checkpoints: set checkpoints: true (or remove it)")
 

@@ -129,6 +129,10 @@ def _content_type(c: Reader) -> str | None:
 
 
 def read_inputs(r: Reader) -> tuple[Channel, ...]:
+    if isinstance(r.raw.get("inputs"), str):  # fit("s3://...") names its one channel "training"
+        r.problem("inputs", f"write the channels as a mapping: {{training: {r.raw['inputs']}}} is what fit() makes of "
+                  "a single location")
+        return ()
     inputs = r.child("inputs")
     if inputs is None:
         return ()

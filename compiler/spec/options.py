@@ -110,10 +110,13 @@ def _profiler(r: Reader) -> Mapping[str, Any] | None:
                     "profile_params"})
     if p.has("s3_output_path"):
         p.problem(*_OWNED_PATH)
-    for key in ("framework_profile_params", "profile_params"):
-        if p.has(key):
-            p.problem(key, "framework profiling is not supported by the platform; keep system monitoring "
-                      "(system_monitor_interval_millis)")
+    if p.has("framework_profile_params"):
+        p.problem("framework_profile_params", "framework profiling (SMDebug) is deprecated by the SDK and gone from "
+                  "the images from TensorFlow 2.12 and PyTorch 2.0, and the platform does not take it; keep system "
+                  "monitoring (system_monitor_interval_millis)")
+    if p.has("profile_params"):
+        p.problem("profile_params", "the SageMaker Profiler adds a processing job (a profiler rule) that the platform "
+                  "does not run, as with rules; keep system monitoring (system_monitor_interval_millis)")
     config: dict[str, Any] = {"DisableProfiler": bool(p.boolean("disable_profiler", default=False))}
     interval = p.integer("system_monitor_interval_millis", low=1)
     if interval is not None and interval not in PROFILING_INTERVALS:

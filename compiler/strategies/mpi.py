@@ -26,6 +26,8 @@ class Mpi(Strategy):
         if not isinstance(per_host, int) or isinstance(per_host, bool) or per_host < 1:
             report(f"{self.where}.processes_per_host", "must be a positive whole number")
             return
+        if not self.is_enabled:
+            return  # sent as the SDK sends it, but mpirun does not start: nothing to fit on the GPUs
         for instance_type in job.train_instance_types:
             instance = catalog.get(instance_type)
             limit = instance.processes

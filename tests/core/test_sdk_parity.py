@@ -455,6 +455,10 @@ FEATURE_CASES = [
         "sd-ddp-g5", framework="pytorch", framework_version="1.13.1", py_version="py39",
         instance_type="ml.g5.12xlarge", instance_count=1, distribution={"pytorchddp": {"enabled": True}},
     ), warns=("distribution.smdistributed.dataparallel",)),
+    Case("max_wait without spot (the SDK's own TensorFlow release test sends it)", _spec(
+        "tf-max-wait", **TENSORFLOW, instance_type="ml.c5.xlarge", checkpoints=True,
+        checkpoint_local_path="/test/checkpoint/path", max_wait=86400, max_retry_attempts=2,
+    ), warns=("max_wait",)),
     Case("container_entry_point and container_arguments", _spec(
         "gpt-entrypoint", **PYTORCH_2_3, instance_type="ml.g5.2xlarge",
         container_entry_point=["python", "-m", "launcher"], container_arguments=["--epochs", "3"],

@@ -347,8 +347,11 @@ def test_no_warm_pool_with_spot(rejects):
             keep_alive_period_in_seconds=600)
 
 
-def test_max_wait_without_spot(rejects):
-    rejects("max_wait", "use_spot_instances", max_wait=100000)
+def test_max_wait_without_spot_is_sent_with_a_warning(make):
+    """The SDK sends it, and its own TensorFlow release test runs such a job: a warning, not a refusal."""
+    workload = make(max_wait=100000)
+    assert workload.max_wait == 100000
+    assert [w for w in workload.warnings if "max_wait" in w and "use_spot_instances" in w], workload.warnings
 
 
 def test_checkpoint_uri_is_the_platforms(rejects):
@@ -366,6 +369,17 @@ def test_checkpoint_uri_is_the_platforms(rejects):
 def test_model_access_config_takes_the_apis_shape(rejects, config, words):
     rejects("inputs.model.model_access_config", *words,
             inputs={"model": {"s3_data": "models/llama/", "model_access_config": config}})
+
+
+def test_processes_per_host_of_a_disabled_mpi_is_not_held_to_the_gpus(make, rejects):
+    mpi = {"processes_per_host": 4}
+    rejects("distribution.mpi.processes_per_host", "which has 1 GPU", instance_type="ml.g5.2xlarge", instance_count=1,
+            distribution={"mpi": {"enabled": True, **mpi}})
+    assert make(instance_type="ml.g5.2xlarge", instance_count=1, distribution={"mpi": {"enabled": False, **mpi}})
+
+
+def test_a_single_location_as_inputs_gets_the_mapping_fit_makes_of_it(rejects):
+    rejects("inputs", "{training: s3://my-datasets/train/}", inputs="s3://my-datasets/train/")
 
 
 def test_channel_name_pattern(rejects):
