@@ -73,6 +73,18 @@ def _image(r: Reader, framework: str) -> Image:
     return FrameworkImage()
 
 
+# TensorFlow._HIGHEST_LEGACY_MODE_ONLY_VERSION: up to here only the legacy (pre-script-mode) containers exist.
+_HIGHEST_LEGACY_ONLY_TENSORFLOW = (1, 10, 0)
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """A version's release numbers, padded to three ("1.10" is 1.10.0); a version that is not numeric sorts last."""
+    parts = version.split(".")
+    if not all(p.isdigit() for p in parts):
+        return (10**9,)
+    return tuple(int(p) for p in parts) + (0,) * (3 - len(parts))
+
+
 def _versions_needed(r: Reader, framework: str, estimator: Estimator) -> None:
     """`validate_version_or_image_args` and HuggingFace's `_validate_args`, for framework images only."""
     if framework == "huggingface":
@@ -88,6 +100,10 @@ def _versions_needed(r: Reader, framework: str, estimator: Estimator) -> None:
     elif estimator.framework_version is None:
         r.problem("framework_version", f"a {framework} framework image needs framework_version and py_version (or give "
                   "image_uri)")
+    elif framework == "tensorflow" and _release(estimator.framework_version) <= _HIGHEST_LEGACY_ONLY_TENSORFLOW:
+        r.problem("framework_version", f"TensorFlow {estimator.framework_version} runs only in the SDK's legacy mode, "
+                  "which its estimator refuses without image_uri: use 1.11 or newer, or give the legacy image as "
+                  "image_uri with model_dir: false")
     if estimator.py_version is None and (estimator.framework_version or framework == "huggingface"):
         r.problem("py_version", "is required with a framework image, e.g. py311")
 

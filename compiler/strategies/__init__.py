@@ -90,6 +90,7 @@ def job_of(workload: Workload, distribution: Mapping[str, Any] | None = None) ->
         uses_own_image=workload.image.kind != "framework",
         entry_point=code.entry_point if code is not None else None,
         instance_type=compute.instance_type, train_instance_types=types, distribution=d,
+        cluster_instance_types=tuple(g.instance_type for g in compute.groups),
     )
 
 
@@ -153,10 +154,12 @@ def _check_keys(workload: Workload, report: Report) -> bool:
 
 def _check_frameworks(workload: Workload, strategies: list[Strategy], report: Report) -> None:
     for strategy in strategies:
+        if not strategy.is_enabled:
+            continue  # a strategy switched off starts nothing, wherever it is written
         if workload.framework not in strategy.frameworks and not isinstance(strategy, PyTorchXLA):
             report(strategy.where.rsplit(".", 1)[0] if strategy.key == "smdistributed" else strategy.where,
                    f"is not launched by the {workload.framework} estimator's containers (only "
-                   f"{', '.join(strategy.frameworks)}); the SDK would send it and nothing would start it")
+                   f"{', '.join(strategy.frameworks)}): nothing in them would start it")
 
 
 def _check_instance_groups(workload: Workload, report: Report) -> None:
@@ -186,12 +189,20 @@ def _check_instance_groups(workload: Workload, report: Report) -> None:
             report(where, f"{name!r} is not one of the spec's instance groups ({', '.join(sorted(known))})")
 
 
-def _check_trainium(job: Job, report: Report) -> None:
-    """`fw_utils.validate_distribution_for_instance_type`: Trainium runs torch_distributed only."""
-    keys = [k for k in job.distribution if k != INSTANCE_GROUPS_KEY]
+def _check_trainium(job: Job, written: Mapping[str, Any], report: Report) -> None:
+    """`fw_utils.validate_distribution_for_instance_type`: Trainium runs torch_distributed only. It counts the keys
+    of the distribution as written, so a written `instance_groups` is a second strategy to it."""
+    keys = list(written)
     for instance_type in job.train_instance_types:
-        if instance_type.split(".")[1].startswith("trn") and keys and keys != ["torch_distributed"]:
-            report("distribution", f"{instance_type} (Trainium) supports only torch_distributed, not {', '.join(keys)}")
+        if not instance_type.split(".")[1].startswith("trn") or not keys or keys == ["torch_distributed"]:
+            continue
+        if sorted(keys) == sorted(["torch_distributed", INSTANCE_GROUPS_KEY]):
+            report(f"distribution.{INSTANCE_GROUPS_KEY}", f"{instance_type} (Trainium) takes torch_distributed alone, "
+                   "and the SDK counts distribution.instance_groups as another strategy: use one group of Trainium "
+                   "instances without it (its group is named for you), or instance_type")
+        else:
+            others = [k for k in keys if k != INSTANCE_GROUPS_KEY] or keys
+            report("distribution", f"{instance_type} (Trainium) supports only torch_distributed, not {', '.join(others)}")
 
 
 def _check_groups_need_strategy(workload: Workload, job: Job, report: Report) -> None:
@@ -227,13 +238,11 @@ def check(workload: Workload, report: Report, warn: Report) -> None:
     job = job_of(workload)
     if not job.train_instance_types:
         return
-    _check_trainium(job, report)
+    _check_trainium(job, workload.distribution, report)
     _check_groups_need_strategy(workload, job, report)
     for strategy in present_strategies(job.distribution):
         if workload.framework in strategy.frameworks or isinstance(strategy, PyTorchXLA):
             strategy.check(job, report, warn)
-    if isinstance(workload.distribution.get("pytorchddp"), Mapping) and workload.framework == "huggingface":
-        PyTorchDDP(workload.distribution["pytorchddp"]).check(job, report, warn)
 
 
 def hyperparameters(workload: Workload) -> dict[str, Any]:

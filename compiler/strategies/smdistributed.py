@@ -40,10 +40,15 @@ def check_block(job: Job, where: str, report: Report) -> None:
     torch_distributed = enabled(job.distribution.get("torch_distributed"))
     if torch_distributed:
         return
-    for instance_type in job.train_instance_types:
+    # `_distribution_configuration` looks at instance_type, or else at every instance group, training or not.
+    for instance_type in (job.instance_type,) if job.instance_type else job.cluster_instance_types:
         if "p5.48xlarge" in instance_type:
-            report(where, f"SageMaker data/model parallel does not run on {instance_type} without torch_distributed; add "
-                   "torch_distributed: {enabled: true} (SMP v2) or use ml.p4d.24xlarge")
+            fix = ("use ml.p4d.24xlarge (torch_distributed, which p5 needs here, is PyTorch's)"
+                   if job.framework == "tensorflow" else
+                   "add torch_distributed: {enabled: true} (SMP v2) or use ml.p4d.24xlarge")
+            even = "" if instance_type in job.train_instance_types else ", even in a group that does not train"
+            report(where, f"SageMaker data/model parallel does not run on {instance_type} without torch_distributed"
+                   f"{even}; {fix}")
     image = job.image_uri or ""
     for tag in UNSUPPORTED_IMAGE_TAGS:
         if tag in image:

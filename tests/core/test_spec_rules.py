@@ -124,6 +124,15 @@ def test_huggingface_needs_py_version_even_with_an_image_of_its_own(rejects, ima
             py_version=..., transformers_version="4.36.0", pytorch_version="2.1.0", **image)
 
 
+@pytest.mark.parametrize("version", ["1.10", "1.10.0", "1.4.1"])
+def test_tensorflow_before_1_11_needs_its_legacy_image(rejects, make, version):
+    """TensorFlow's estimator refuses 1.10 and older without image_uri (legacy mode only)."""
+    rejects("framework_version", "legacy mode", "model_dir: false", framework="tensorflow", framework_version=version,
+            py_version="py2", distribution=..., instance_type="ml.c4.xlarge", instance_count=1)
+    assert make(framework="tensorflow", framework_version="1.11", py_version="py3", distribution=...,
+                instance_type="ml.c4.xlarge", instance_count=1)
+
+
 # --- source code ----------------------------------------------------------------------------------------
 
 
@@ -236,6 +245,13 @@ def test_smddp_short_version_names_the_full_one_the_sdk_lists(rejects):
     """The SDK compares strings: "2.2" is refused where "2.2.0" is listed, so the fix is the full version."""
     rejects("framework_version", "not 2.2; write the full version: 2.2.0", framework_version="2.2",
             py_version="py310", distribution={"smdistributed": {"dataparallel": {"enabled": True}}})
+
+
+def test_huggingface_pytorchddp_with_smdistributed_is_reported_once(rejects):
+    message = rejects("distribution", "cannot use both pytorchddp and smdistributed", framework="huggingface",
+                      framework_version=..., transformers_version="4.36.0", pytorch_version="2.1.0", py_version="py310",
+                      distribution={"pytorchddp": {"enabled": True}, "smdistributed": {"dataparallel": {"enabled": True}}})
+    assert message.count("cannot use both") == 1, message
 
 
 def test_pytorchddp_and_smdistributed_exclusive(rejects):
