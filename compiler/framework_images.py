@@ -493,6 +493,14 @@ def release(version: str) -> tuple[int, ...]:
     return tuple(numbers)
 
 
+def release_or_none(version: str) -> tuple[int, ...] | None:
+    """`release`, or None for a version that is not a plain release number (the catalog's own check reports it)."""
+    try:
+        return release(version)
+    except ImageNotFound:
+        return None
+
+
 def ecr_hostname(region: str) -> str:
     """The ECR host the SDK puts in image URIs: botocore's EndpointResolver.construct_endpoint("ecr", region),
     so "ecr.<region>.amazonaws.com", ".amazonaws.com.cn" in China, and each partition's own DNS suffix."""

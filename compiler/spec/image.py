@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+from compiler.framework_images import release, release_or_none
 from compiler.model import FRAMEWORKS, Estimator, FrameworkImage, Image, ProjectImage, UriImage
 from compiler.reader import Reader
 
@@ -74,15 +75,12 @@ def _image(r: Reader, framework: str) -> Image:
 
 
 # TensorFlow._HIGHEST_LEGACY_MODE_ONLY_VERSION: up to here only the legacy (pre-script-mode) containers exist.
-_HIGHEST_LEGACY_ONLY_TENSORFLOW = (1, 10, 0)
+_HIGHEST_LEGACY_ONLY_TENSORFLOW = "1.10.0"
 
 
-def _release(version: str) -> tuple[int, ...]:
-    """A version's release numbers, padded to three ("1.10" is 1.10.0); a version that is not numeric sorts last."""
-    parts = version.split(".")
-    if not all(p.isdigit() for p in parts):
-        return (10**9,)
-    return tuple(int(p) for p in parts) + (0,) * (3 - len(parts))
+def _legacy_only_tensorflow(version: str) -> bool:
+    numbers = release_or_none(version)
+    return numbers is not None and numbers <= release(_HIGHEST_LEGACY_ONLY_TENSORFLOW)
 
 
 def _versions_needed(r: Reader, framework: str, estimator: Estimator) -> None:
@@ -100,7 +98,7 @@ def _versions_needed(r: Reader, framework: str, estimator: Estimator) -> None:
     elif estimator.framework_version is None:
         r.problem("framework_version", f"a {framework} framework image needs framework_version and py_version (or give "
                   "image_uri)")
-    elif framework == "tensorflow" and _release(estimator.framework_version) <= _HIGHEST_LEGACY_ONLY_TENSORFLOW:
+    elif framework == "tensorflow" and _legacy_only_tensorflow(estimator.framework_version):
         r.problem("framework_version", f"TensorFlow {estimator.framework_version} runs only in the SDK's legacy mode, "
                   "which its estimator refuses without image_uri: use 1.11 or newer, or give the legacy image as "
                   "image_uri with model_dir: false")

@@ -35,7 +35,7 @@ class Job:
     instance_type: str | None  # None for heterogeneous clusters
     train_instance_types: tuple[str, ...]  # the types the training processes run on
     distribution: Mapping[str, Any]
-    cluster_instance_types: tuple[str, ...] = ()  # every group's type, training or not (heterogeneous clusters)
+    cluster_instance_types: tuple[str, ...]  # every group's type, training or not (heterogeneous clusters)
 
 
 def version_field(job: Job) -> str:

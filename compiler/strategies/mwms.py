@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from compiler.framework_images import release, release_or_none
 from compiler.strategies.base import Job, Report, Strategy
 
 
@@ -20,7 +20,7 @@ class MultiWorkerMirrored(Strategy):
         if not self.is_enabled:
             return
         version = job.framework_version
-        if job.framework == "tensorflow" and version and _vtuple(version) < (2, 9):
+        if job.framework == "tensorflow" and version and _before(version, "2.9"):
             report(self.where, f"needs TensorFlow 2.9 or newer (framework_version is {version})")
         if "smdistributed" in job.distribution or "parameter_server" in job.distribution:
             report(self.where, "cannot be combined with smdistributed or parameter_server")
@@ -29,5 +29,6 @@ class MultiWorkerMirrored(Strategy):
         return {"sagemaker_multi_worker_mirrored_strategy_enabled": self.config.get("enabled", False)}
 
 
-def _vtuple(version: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in re.findall(r"\d+", version)[:3])
+def _before(version: str, bound: str) -> bool:
+    numbers = release_or_none(version)
+    return numbers is not None and numbers < release(bound)
