@@ -21,6 +21,7 @@ from compiler.image_builds import ImageBuild, image_builds
 from compiler.project import Project
 from compiler.spec import Loaded, load_workloads
 from platform_constructs.checkov import acknowledge_custom_resource_functions
+from platform_constructs.service_names import guard_service_names
 from platform_constructs.trust import provider_roles_trust_this_account
 from stacks.platform import PlatformStage
 from stacks.workloads import WorkloadStacks, add_workload_stacks
@@ -54,7 +55,8 @@ def check_inputs(project: Project) -> tuple[dict[str, Environment], dict[str, Im
 
 def build_app(project: Project, *, outdir: str | None = None, only: Iterable[str] | None = None,
               context: Mapping[str, Any] | None = None, builtin_validation: bool = True) -> PlatformApp:
-    """The CDK app with one PlatformStage per environment and cdk-nag AwsSolutions checks on every stack.
+    """The CDK app with one PlatformStage per environment, cdk-nag AwsSolutions checks on every stack, and the guard
+    that no stack owns a name an AWS service creates for itself (platform_constructs/service_names.py).
 
     `builtin_validation=False` turns off the CDK's own CloudFormation validation plugin (several seconds per
     synth), for callers that lint the templates themselves.
@@ -76,6 +78,7 @@ def build_app(project: Project, *, outdir: str | None = None, only: Iterable[str
         for stack in [*stage.platform_stacks, *workload_stacks[name].stacks]:
             provider_roles_trust_this_account(stack)
             acknowledge_custom_resource_functions(stack)
+            guard_service_names(stack)
     return PlatformApp(app=app, project=project, environments=envs, images=images, loaded=loaded, stages=stages,
                        workload_stacks=workload_stacks)
 
