@@ -98,7 +98,8 @@ class Environment:
         return f"availability-zones:account={self.account}:region={self.region}"
 
 
-# SageMaker's log group for training jobs: one per account and region, created by the environment's Access stack.
+# SageMaker's log group for training jobs: one per account and region, created by SageMaker (the Access stack applies the
+# environment's retention and key without owning it: platform_constructs/service_log_group.py).
 TRAINING_LOG_GROUP = "/aws/sagemaker/TrainingJobs"
 
 _KNOWN_KEYS = {

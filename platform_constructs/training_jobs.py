@@ -6,8 +6,11 @@ SageMaker training jobs access to resources in your VPC"): log in to ECR, create
 interfaces in the training subnet, describe the network, write logs and metrics. Statements with a wildcard AWS
 requires each sit in a managed policy of their own, so each cdk-nag acknowledgment covers exactly that statement.
 
-The log group `/aws/sagemaker/TrainingJobs` (one per account and region, named by SageMaker) is created here with the
-environment's key and retention; the roles may write streams but not create groups.
+The log group `/aws/sagemaker/TrainingJobs` (one per account and region, named by SageMaker) is SageMaker's, not the
+stack's: SageMaker creates it on an account's first training job, so CloudFormation must never own it (a stack that
+did would fail in any account that has trained before, and delete every team's logs when it went). `ServiceLogGroup`
+creates it when missing and applies the environment's key and retention, and leaves it in place on delete; the roles
+may write streams but not create groups.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from constructs import Construct
 
 from compiler.environments import TRAINING_LOG_GROUP
 from platform_constructs.nag import acknowledge_required_wildcards
+from platform_constructs.retention import days_of
+from platform_constructs.service_log_group import ServiceLogGroup
 
 METRIC_NAMESPACES = "/aws/sagemaker/*"
 
@@ -47,7 +52,9 @@ REASONS = {
 class TrainingJobsAccess(Construct):
     """The shared managed policies of every execution role in the environment, and the training log group.
 
-    Exposes `policies` (attach them to an execution role with `attach_to`) and `log_group`.
+    Exposes `policies` (attach them to an execution role with `attach_to`), `log_group` (by name: the stack does
+    not own it) and `log_group_settings` (depend on it for anything that needs the group to exist). `removal_policy`
+    applies to the settings function's own log group; SageMaker's group is never deleted.
     """
 
     def __init__(self, scope: Construct, construct_id: str, *, vpc: ec2.IVpc, subnets: Sequence[ec2.ISubnet],
@@ -55,8 +62,10 @@ class TrainingJobsAccess(Construct):
                  removal_policy: cdk.RemovalPolicy) -> None:
         super().__init__(scope, construct_id)
         stack = cdk.Stack.of(self)
-        self.log_group = logs.LogGroup(self, "TrainingLogs", log_group_name=TRAINING_LOG_GROUP, retention=retention,
-                                       encryption_key=key, removal_policy=removal_policy)
+        self.log_group_settings = ServiceLogGroup(self, "TrainingLogs", log_group_name=TRAINING_LOG_GROUP,
+                                                  retention_days=days_of(retention), encryption_key=key,
+                                                  handler_log_retention=retention, removal_policy=removal_policy)
+        self.log_group: logs.ILogGroup = self.log_group_settings.log_group
         interface = stack.format_arn(service="ec2", resource="network-interface", resource_name="*")
         statements = {
             "EcrLogin": iam.PolicyStatement(sid="EcrLogin", actions=["ecr:GetAuthorizationToken"], resources=["*"]),
