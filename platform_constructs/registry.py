@@ -1,10 +1,19 @@
 """ECR repositories for the project's training images, with each image built at deploy time and copied in.
 
-Why copy: `DockerImageAsset` builds at `cdk deploy` but pushes into the CDK bootstrap repository, which has no
-scan on push, mutable tags and no lifecycle rules of ours. `cdk-ecr-deployment` (a custom resource whose Lambda
+Why copy: `DockerImageAsset` builds at `cdk deploy` but pushes into the CDK bootstrap repository, which every CDK app
+of the account shares, without our key, scanning or lifecycle rules. `cdk-ecr-deployment` (a custom resource whose Lambda
 ships pre-built inside the package, so synth stays offline and needs no Docker) copies the built image into the
-project's repository under the asset hash as its tag: a new tag only when the build context changes, which
-immutable tags require.
+project's repository under `build-<asset hash>`: a new tag only when the build context changes.
+
+Why the repository is IMMUTABLE_WITH_EXCLUSION (`build-*` excluded): the copy runs on every create and update of its
+custom resource, and a copy onto a tag that already exists in an IMMUTABLE repository fails (cdklabs/cdk-ecr-deployment
+#207) -- on a redeploy after a package upgrade changes the resource's properties, and on the rollback of a failed
+update, which copies the previous build onto its existing tag and would leave the stack in UPDATE_ROLLBACK_FAILED.
+Tags matching an exclusion filter may be overwritten (ECR user guide, "Preventing image tags from being overwritten in
+Amazon ECR"; What's New 2025-07, "Amazon ECR now supports exceptions to tag immutability"; CloudFormation
+`ImageTagMutabilityExclusionFilters`), so the re-copy succeeds. It re-writes the same content: the source is
+`<asset repository>:<asset hash>`, and the bootstrap repository's tags are immutable (aws/aws-cdk#19937), so a build
+tag only ever receives the image first built for that hash. Every other tag stays immutable.
 
 The package's copy function is one per stack (a singleton), and it runs with the role of the first copy that
 created it: so every repository of a stack shares one copier (role, policy, log group), and each repository adds
@@ -13,7 +22,9 @@ its own two statements (pull from the build, push to the repository) to it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 import aws_cdk as cdk
@@ -26,14 +37,19 @@ from aws_cdk import aws_logs as logs
 from cdk_ecr_deployment import DockerImageName, ECRDeployment
 from constructs import Construct
 
+from platform_constructs.checkov import acknowledge_check
 from platform_constructs.nag import acknowledge_required_wildcards
+
+# ECR API reference, ImageTagMutabilityExclusionFilter: filter is 1-128 characters of [0-9a-zA-Z._*-]; image tags are
+# at most 128 characters (the asset hash is 64).
+_FILTER = re.compile(r"[0-9a-zA-Z._*-]{1,128}")
 
 
 class TrainingImageRepository(Construct):
-    """One ECR repository (scan on push, immutable tags, KMS, lifecycle rules) and, given a build context,
-    the image built from it at deploy time.
+    """One ECR repository (scan on push, immutable tags but `build_tag_prefix`*, KMS, lifecycle rules) and, given a
+    build context, the image built from it at deploy time and copied in as `<build_tag_prefix><asset hash>`.
 
-    Exposes `repository`, `image_uri` (None without a build context) and `asset`.
+    Exposes `repository`, `image_uri` (None without a build context), `image_tag` and `asset`.
     """
 
     def __init__(
@@ -49,10 +65,16 @@ class TrainingImageRepository(Construct):
         max_image_count: int = 50,
         untagged_image_days: int = 7,
         log_retention: logs.RetentionDays = logs.RetentionDays.ONE_YEAR,
+        build_tag_prefix: str = "build-",
     ) -> None:
         super().__init__(scope, construct_id)
+        build_tags = f"{build_tag_prefix}*"
+        if not build_tag_prefix or "*" in build_tag_prefix or not _FILTER.fullmatch(build_tags) or len(build_tags) > 64:
+            raise ValueError(f"{self.node.path}: build_tag_prefix {build_tag_prefix!r} must be 1-63 characters of "
+                             "letters, digits and . _ - (the tag adds the 64-character asset hash; ECR allows 128)")
         self.repository = ecr.Repository(
-            self, "Repository", image_scan_on_push=True, image_tag_mutability=ecr.TagMutability.IMMUTABLE,
+            self, "Repository", image_scan_on_push=True, image_tag_mutability=ecr.TagMutability.IMMUTABLE_WITH_EXCLUSION,
+            image_tag_mutability_exclusion_filters=[ecr.ImageTagMutabilityExclusionFilter.wildcard(build_tags)],
             encryption=ecr.RepositoryEncryption.KMS, encryption_key=encryption_key,
             lifecycle_rules=[
                 ecr.LifecycleRule(description="drop untagged layers of failed or replaced pushes",
@@ -62,8 +84,15 @@ class TrainingImageRepository(Construct):
             ],
             removal_policy=removal_policy, empty_on_delete=removal_policy == cdk.RemovalPolicy.DESTROY,
         )
+        cfn_repository = self.repository.node.default_child
+        assert isinstance(cfn_repository, ecr.CfnRepository)
+        acknowledge_check(cfn_repository, "CKV_AWS_51",
+                          f"Every tag is immutable except {build_tags}, which only the deploy-time copy writes, always "
+                          "from the immutable asset tag of the same hash (the same image); a re-copy on a redeploy or "
+                          "rollback would fail on an IMMUTABLE repository (cdklabs/cdk-ecr-deployment#207).")
         self.asset: ecr_assets.DockerImageAsset | None = None
         self.image_uri: str | None = None
+        self.image_tag: str | None = None
         if build_context is None:
             return
         dockerfile_path = Path(build_context) / dockerfile
@@ -73,7 +102,9 @@ class TrainingImageRepository(Construct):
             self, "Image", directory=str(build_context), file=dockerfile, build_args=dict(build_args or {}),
             platform=ecr_assets.Platform.LINUX_AMD64,  # the build context's .dockerignore leaves caches out
         )
-        self.image_uri = self.repository.repository_uri_for_tag(self.asset.asset_hash)
+        self.image_tag = f"{build_tag_prefix}{self.asset.asset_hash}"
+        assert fnmatchcase(self.image_tag, build_tags)  # the copy's tag is one the exclusion lets it overwrite
+        self.image_uri = self.repository.repository_uri_for_tag(self.image_tag)
 
         copier = ImageCopier.of(self, encryption_key=encryption_key, log_retention=log_retention,
                                 removal_policy=removal_policy)
