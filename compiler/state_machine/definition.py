@@ -27,27 +27,29 @@ from typing import Any
 
 from compiler import catalog, run_metrics
 from compiler import placeholders as ph
+from compiler.errors import SpecError
 from compiler.request import TAG_EXECUTION
-from compiler.state_machine import input_check
+from compiler.state_machine import input_check, integrations
 from compiler.state_machine.asl import INVALID_INPUT, literal, run_time_format, with_run_time
 from compiler.state_machine.encoding import encoding_states, portable_defaults
 from compiler.state_machine.machine import MachineSpec
 
 SYNC_RESOURCE = "arn:aws:states:::sagemaker:createTrainingJob.sync"
-DESCRIBE_RESOURCE = "arn:aws:states:::aws-sdk:sagemaker:describeTrainingJob"
-STOP_RESOURCE = "arn:aws:states:::sagemaker:stopTrainingJob"
+DESCRIBE_RESOURCE = integrations.sdk_resource("sagemaker", "describeTrainingJob")
+STOP_RESOURCE = integrations.sdk_resource("sagemaker", "stopTrainingJob")  # StopTrainingJob has no optimized form
 PUBLISH_RESOURCE = "arn:aws:states:::sns:publish"
-METRICS_RESOURCE = "arn:aws:states:::aws-sdk:cloudwatch:putMetricData"
+METRICS_RESOURCE = integrations.sdk_resource("cloudwatch", "putMetricData")
 NOTIFICATION_TOPIC_ARN = "NotificationTopicArn"  # deploy-time placeholder: the environment's topic ARN
 
-# How CreateTrainingJob errors reach Step Functions. The optimized integration reports unmodelled service errors
-# (throttling, validation) under one generic name, with the service's error code in the Cause
-# (`... (Service: AmazonSageMaker; Status Code: 400; Error Code: ThrottlingException; ...)`); quota errors are
-# modelled. The `SageMaker.<Code>` spellings are listed too: the names are unverified offline.
-GENERIC_ERROR = "SageMaker.AmazonSageMakerException"
-THROTTLING_ERRORS = ("SageMaker.ThrottlingException", "ThrottlingException")
-VALIDATION_ERRORS = ("SageMaker.ValidationException",)
-QUOTA_ERRORS = ("SageMaker.ResourceLimitExceededException", "SageMaker.ResourceLimitExceeded")
+# How SageMaker errors reach Step Functions, per integration kind (the names and their sources:
+# `compiler.state_machine.integrations`). The optimized CreateTrainingJob reports unmodelled service errors
+# (throttling, validation, 5xx) under one generic name, with the service's error code in the Cause
+# (`... (Service: AmazonSageMaker; Status Code: 400; Error Code: ThrottlingException; ...)`); the aws-sdk
+# DescribeTrainingJob reports them as `SageMaker.SageMakerException`. Quota errors are modelled.
+GENERIC_ERROR = integrations.generic_error("sagemaker", sdk=False)
+SDK_GENERIC_ERROR = integrations.generic_error("sagemaker", sdk=True)
+QUOTA_ERRORS = integrations.modelled_error("sagemaker", "ResourceLimitExceeded", sdk=False)
+THROTTLING_ERRORS = (GENERIC_ERROR,)  # the optimized integration's throttling: told apart by the Cause
 # Throttled CreateTrainingJob calls are repeated up to THROTTLE_RETRIES times; before repeat n (0-based) the run
 # waits a random whole number of seconds between half and all of min(cap, base x 2^n) ("equal jitter"). Server
 # errors (status 5xx, e.g. InternalFailure), which share the generic name and were retried with it before, count
@@ -195,8 +197,7 @@ def _train_states(spec: MachineSpec) -> dict[str, Any]:
              "MaxDelaySeconds": 900, "JitterStrategy": "FULL"},
         ],
         "Catch": [
-            {"ErrorEquals": [GENERIC_ERROR, *THROTTLING_ERRORS, *VALIDATION_ERRORS], "ResultPath": "$.failure",
-             "Next": REFUSED_OR_THROTTLED},
+            {"ErrorEquals": [GENERIC_ERROR], "ResultPath": "$.failure", "Next": REFUSED_OR_THROTTLED},
             {"ErrorEquals": ["States.ALL"], "ResultPath": "$.failure", "Next": "Describe job"},
         ],
         "Next": "Read job",
@@ -290,7 +291,7 @@ def _job_states(spec: MachineSpec) -> dict[str, Any]:
             "Type": "Task", "Comment": "Read the job's own status and FailureReason rather than parsing the task's Cause.",
             "Resource": DESCRIBE_RESOURCE, "Parameters": {"TrainingJobName.$": "$.launch.name"},
             "ResultPath": "$.job.raw",
-            "Retry": [{"ErrorEquals": [GENERIC_ERROR, *THROTTLING_ERRORS], "IntervalSeconds": 5, "BackoffRate": 2.0,
+            "Retry": [{"ErrorEquals": [SDK_GENERIC_ERROR], "IntervalSeconds": 5, "BackoffRate": 2.0,
                        "MaxAttempts": 4}],
             "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.describe_error", "Next": "Refused as invalid?"}],
             "Next": "Read job",
@@ -422,13 +423,18 @@ def build_definition(spec: MachineSpec) -> dict[str, Any]:
         **_job_states(spec),
         **_end_states(spec),
     }
-    return {
+    definition = {
         "Comment": f"Training runs of {spec.workload} in {spec.environment}: input {{}} runs the spec as written; "
                    f"optional overrides: {', '.join(spec.policy.fields)}.",
         "QueryLanguage": "JSONPath",
         "StartAt": input_check.FIRST,
         "States": states,
     }
+    # What CreateStateMachine would refuse stops validate, synth and the tests here, before any deploy.
+    problems = integrations.definition_problems(definition, spec.source)
+    if problems:
+        raise SpecError(problems)
+    return definition
 
 
 def definition_string(definition: dict[str, Any]) -> str:

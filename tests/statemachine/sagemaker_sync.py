@@ -1,16 +1,24 @@
-"""A `sagemaker:createTrainingJob.sync` integration for moto's Step Functions interpreter, for tests.
+"""Step Functions' SageMaker integrations for moto's interpreter, backed by a scripted SageMaker, for tests.
 
 moto 5.2.5 sends every `arn:aws:states:::sagemaker:*` task to `StateTaskServiceUnsupported`, which has no
-`.sync` procedure (FACTS.md section 5). `installed()` swaps in `StateTaskServiceSageMaker` for the duration
-of a test: CreateTrainingJob goes to `FakeSageMaker`, which records the request exactly as it reached
-"SageMaker", throttles the first `throttle` calls (a ThrottlingException, reported like a refusal), refuses a
-request as SageMaker would when it breaks the service model (a hyperparameter value over 2,500 characters, or a
-tag value with a character outside the Tag.Value pattern, say: a ValidationException, which the optimized
-integration reports as the generic `SageMaker.AmazonSageMakerException` with the code in its cause), otherwise
-follows a script (throttle, quota error, capacity failure, failure, success), creates the job in
-moto's SageMaker backend (so the definition's `aws-sdk:sagemaker:describeTrainingJob` sees it) and sets the
-job's final status there; the `.sync` resolver then polls DescribeTrainingJob like Step Functions does and
-fails the task with `States.TaskFailed` and the job description as its cause when the job did not complete.
+`.sync` procedure (FACTS.md section 5), and its aws-sdk tasks call moto's own SageMaker. `installed()` swaps in,
+for the duration of a test:
+
+- `StateTaskServiceSageMaker` for the optimized integration. It serves `createTrainingJob[.sync]` only, as Step
+  Functions does among the training-job APIs (developer guide, "Create and manage Amazon SageMaker AI jobs with Step
+  Functions": StopTrainingJob and DescribeTrainingJob are not optimized integrations), and fails any other action.
+  CreateTrainingJob goes to `FakeSageMaker`, which records the request exactly as it reached "SageMaker", throttles
+  the first `throttle` calls (a ThrottlingException, reported like a refusal), refuses a request as SageMaker would
+  when it breaks the service model (a hyperparameter value over 2,500 characters, or a tag value with a character
+  outside the Tag.Value pattern, say: a ValidationException, which the optimized integration reports as the generic
+  `SageMaker.AmazonSageMakerException` with the code in its cause), otherwise follows a script (throttle, quota
+  error, capacity failure, failure, success, a lost wait), creates the job in moto's SageMaker backend and sets the
+  job's final status there; the `.sync` resolver then polls DescribeTrainingJob like Step Functions does and fails
+  the task with `States.TaskFailed` and the job description as its cause when the job did not complete.
+- `StateTaskServiceAwsSdk` with SageMaker's describe and stop routed to the same fake, so the test sees every stop
+  and can throttle describes, and SageMaker's errors named with the service's exception prefix, `SageMaker`
+  (developer guide, "AWS SDK service integrations": `SageMaker.<Name>Exception` for a modelled error,
+  `SageMaker.SageMakerException` for others such as throttling).
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ from unittest import mock
 import boto3
 import jsonpath_ng
 import jsonpath_ng.ext
+from botocore.exceptions import ClientError
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.sagemaker.models import sagemaker_backends
 from moto.stepfunctions.parser.api import HistoryEventType, TaskFailedEventDetails
@@ -43,6 +52,9 @@ from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
 from moto.stepfunctions.parser.asl.component.state.exec.state_task import state_task_factory
 from moto.stepfunctions.parser.asl.component.state.exec.state_task.service import state_task_service_callback
 from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.resource import ResourceCondition
+from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_aws_sdk import (
+    StateTaskServiceAwsSdk,
+)
 from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_callback import (
     StateTaskServiceCallback,
 )
@@ -61,7 +73,7 @@ TERMINAL_FAILURES = {"Failed", "Stopped"}
 class Outcome:
     """What SageMaker does with one CreateTrainingJob call."""
 
-    kind: str  # "complete" | "fail" | "error" (the API call itself fails; no job) | "running"
+    kind: str  # "complete" | "fail" | "error" (the API call itself fails; no job) | "running" | "lost" (below)
     reason: str = ""  # FailureReason for "fail"; the Cause for "error"
     error: str = ""  # the Step Functions error name for "error", e.g. SageMaker.AmazonSageMakerException
     billable_seconds: int = 3600
@@ -79,6 +91,11 @@ def fails(reason: str) -> Outcome:
 def capacity_error() -> Outcome:
     return fails("CapacityError: Unable to provision requested ML compute capacity. Please retry using a "
                  "different ML instance type.")
+
+
+def lost() -> Outcome:
+    """The job is created and keeps running, but the task's wait for it fails (States.TaskFailed)."""
+    return Outcome("lost", reason="The wait for the job broke off (test)")
 
 
 def api_error(error: str, cause: str) -> Outcome:
@@ -112,12 +129,15 @@ class FakeSageMaker:
     script: list[Outcome]
     region: str = "us-east-1"
     throttle: int = 0  # how many of the first calls are throttled, whatever they ask
+    describe_throttle: int = 0  # how many of the first DescribeTrainingJob calls are throttled
     calls: list[dict[str, Any]] = field(default_factory=list)  # every CreateTrainingJob request received
     throttled: int = 0  # the calls answered with throttling
     created: list[dict[str, Any]] = field(default_factory=list)  # the ones that created a job
     refused: list[list[str]] = field(default_factory=list)  # the service-model problems of each refused call
     stopped: list[str] = field(default_factory=list)
+    lost: set[str] = field(default_factory=set)  # jobs whose .sync wait fails while they run
     polls: int = 0
+    describes: int = 0  # DescribeTrainingJob calls of the definition (aws-sdk), throttled ones included
 
     @functools.cached_property
     def client(self) -> Any:
@@ -141,7 +161,10 @@ class FakeSageMaker:
         self.created.append(copy.deepcopy(request))
         response = self.client.create_training_job(**request)
         job = self._job(request["TrainingJobName"])
-        job.training_job_status = {"complete": "Completed", "fail": "Failed", "running": "InProgress"}[outcome.kind]
+        job.training_job_status = {"complete": "Completed", "fail": "Failed", "running": "InProgress",
+                                   "lost": "InProgress"}[outcome.kind]
+        if outcome.kind == "lost":
+            self.lost.add(request["TrainingJobName"])
         job.secondary_status = job.training_job_status
         job.billable_time_in_seconds = outcome.billable_seconds
         job.training_time_in_seconds = outcome.training_seconds
@@ -154,8 +177,17 @@ class FakeSageMaker:
         job = self._job(name)
         job.training_job_status = "Stopped"
 
-    def describe(self, name: str) -> dict[str, Any]:
-        self.polls += 1
+    def describe_call(self, name: str) -> dict[str, Any]:
+        """DescribeTrainingJob from the definition's aws-sdk task: throttled first if the test asks."""
+        self.describes += 1
+        if self.describes <= self.describe_throttle:
+            raise ClientError({"Error": {"Code": "ThrottlingException", "Message": "Rate exceeded"},
+                               "ResponseMetadata": {"HTTPStatusCode": 400, "RequestId": "7d8e"}},
+                              "DescribeTrainingJob")
+        return self.describe(name, poll=False)
+
+    def describe(self, name: str, poll: bool = True) -> dict[str, Any]:
+        self.polls += poll
         response = self.client.describe_training_job(TrainingJobName=name)
         response.pop("ResponseMetadata", None)
         return json.loads(json.dumps(response, default=str))
@@ -192,15 +224,11 @@ class StateTaskServiceSageMaker(StateTaskServiceCallback):
         return None  # no filtering: the test must see exactly what the definition sends
 
     def _validate_service_integration_is_supported(self) -> None:
-        if self.resource.api_action.lower() not in ("createtrainingjob", "stoptrainingjob"):
-            raise ValueError(f"test resolver: unsupported SageMaker action {self.resource.api_action}")
+        if self.resource.api_action != "createTrainingJob":  # the one optimized training-job API
+            raise ValueError(f"not an optimized SageMaker integration: {self.resource.api_action}")
 
     def _eval_service_task(self, env, resource_runtime_part, normalised_parameters, state_credentials):
         fake = _CURRENT[-1]
-        if self._get_boto_service_action() == "stop_training_job":
-            fake.stop(normalised_parameters["TrainingJobName"])
-            env.stack.append({})
-            return
         response, outcome = fake.create(normalised_parameters)
         if response is None:
             raise _failure(env, self, outcome.error, outcome.reason)
@@ -212,6 +240,9 @@ class StateTaskServiceSageMaker(StateTaskServiceCallback):
         name = normalised_parameters["TrainingJobName"]
 
         def resolve() -> dict[str, Any] | None:
+            if name in fake.lost:
+                raise _failure(env, self, "States.TaskFailed", "The wait for the job broke off (test)",
+                               states_error=True)
             job = fake.describe(name)
             status = job["TrainingJobStatus"]
             if status == "Completed":
@@ -221,6 +252,30 @@ class StateTaskServiceSageMaker(StateTaskServiceCallback):
             return None
 
         return resolve
+
+
+class StateTaskServiceSdk(StateTaskServiceAwsSdk):
+    """moto's aws-sdk tasks, with SageMaker's describe and stop served by FakeSageMaker and errors named as AWS does."""
+
+    _FAKED = {"describe_training_job", "stop_training_job"}
+
+    @staticmethod
+    def _normalise_service_error_name(service_name: str) -> str:
+        # The "Exception prefix" column of the developer guide's AWS SDK integrations table.
+        return {"sagemaker": "SageMaker", "cloudwatch": "CloudWatch"}.get(service_name, service_name)
+
+    def _eval_service_task(self, env, resource_runtime_part, normalised_parameters, state_credentials):
+        action = self._get_boto_service_action()
+        if self._get_boto_service_name() != "sagemaker" or action not in self._FAKED:
+            super()._eval_service_task(env, resource_runtime_part, normalised_parameters, state_credentials)
+            return
+        fake = _CURRENT[-1]
+        name = normalised_parameters["TrainingJobName"]
+        if action == "stop_training_job":
+            fake.stop(name)
+            env.stack.append({})
+        else:
+            env.stack.append(fake.describe_call(name))
 
 
 # moto parses the whole definition again for every execution (ANTLR, most of an execution's time) and every
@@ -248,6 +303,8 @@ def installed(fake: FakeSageMaker) -> Iterator[FakeSageMaker]:
     def factory(service_name: str) -> Any:
         if service_name == "sagemaker":
             return StateTaskServiceSageMaker()
+        if service_name == "aws-sdk":
+            return StateTaskServiceSdk()
         return original(service_name=service_name)
 
     def no_wait(self: Any, env: Any, wait_seconds: int) -> None:
