@@ -159,3 +159,20 @@ def test_bad_props_stop_synth(props: dict[str, Any], message: str) -> None:
     stack = cdk.Stack(cdk.App(), "Groups", env=cdk.Environment(account="123456789012", region="eu-west-1"))
     with pytest.raises(ValueError, match=message):
         ServiceLogGroup(stack, "Group", **props)
+
+
+@pytest.mark.parametrize("env", ENVIRONMENTS)
+def test_each_call_is_an_operation_of_botocores_cloudwatch_logs_model(synth: Synth, env: str) -> None:
+    """AwsCustomResource sends `action` (SDK v3 spelling) with `parameters` as the operation's input; botocore's model
+    of the same API says which members exist and are required, and which errors CreateLogGroup returns."""
+    import botocore.session
+
+    model = botocore.session.get_session().get_service_model("logs")
+    for events in calls(synth.template(env, "Access")).values():
+        call = events["Create"]
+        operation = model.operation_model(call["action"][0].upper() + call["action"][1:])
+        members = operation.input_shape.members
+        assert set(call["parameters"]) <= set(members), (operation.name, set(call["parameters"]) - set(members))
+        assert set(operation.input_shape.required_members) <= set(call["parameters"]), operation.name
+        if "ignoreErrorCodesMatching" in call:
+            assert call["ignoreErrorCodesMatching"] in {e.name for e in operation.error_shapes}
