@@ -29,7 +29,7 @@ from compiler import catalog, run_metrics
 from compiler import placeholders as ph
 from compiler.errors import SpecError
 from compiler.request import TAG_EXECUTION
-from compiler.state_machine import input_check, integrations
+from compiler.state_machine import input_check, integrations, intrinsics
 from compiler.state_machine.asl import INVALID_INPUT, literal, run_time_format, with_run_time
 from compiler.state_machine.encoding import encoding_states, portable_defaults
 from compiler.state_machine.machine import MachineSpec
@@ -431,7 +431,8 @@ def build_definition(spec: MachineSpec) -> dict[str, Any]:
         "States": states,
     }
     # What CreateStateMachine would refuse stops validate, synth and the tests here, before any deploy.
-    problems = integrations.definition_problems(definition, spec.source)
+    problems = [*integrations.definition_problems(definition, spec.source),
+                *intrinsics.definition_problems(definition, spec.source)]
     if problems:
         raise SpecError(problems)
     return definition

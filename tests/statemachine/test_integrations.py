@@ -64,3 +64,26 @@ def test_a_throttled_describe_is_retried_and_the_capacity_relaunch_happens(deplo
     assert run.fake.waits[:2] == DESCRIBE_WAITS[:2]
     assert run.output["attempts"] == 2
 
+
+
+# CreateTrainingJob fields (and one value) that no public source shows the optimized `.sync` integration accepting
+# (its schema has lagged SageMaker: aws-step-functions-data-science-sdk-python#42): sent only when a spec asks.
+UNEVIDENCED_FIELDS = {"RetryStrategy", "InfraCheckConfig", "RemoteDebugConfig", "SessionChainingConfig"}
+UNEVIDENCED_RESOURCE_FIELDS = {"InstanceGroups", "TrainingPlanArn"}
+
+
+@pytest.mark.parametrize("label", ["sm-generic", "sm-hostile", "sm-fallback", "sm-fallback-efa"])
+def test_optional_fields_reach_train_only_when_the_spec_asks(test_specs, label: str) -> None:
+    states = sm.build_definition(test_specs[label])["States"].values()
+    trains = [s["Parameters"] for s in states if s.get("Resource") == sm.SYNC_RESOURCE]
+    assert trains
+    for parameters in trains:
+        assert not {k.removesuffix(".$") for k in parameters} & UNEVIDENCED_FIELDS
+        assert not {k.removesuffix(".$") for k in parameters["ResourceConfig"]} & UNEVIDENCED_RESOURCE_FIELDS
+        assert all(c.get("InputMode") != "FastFile" for c in parameters.get("InputDataConfig", []))
+
+
+def test_a_heterogeneous_cluster_sends_the_instance_groups_it_asks_for(test_specs) -> None:
+    [train] = [s for s in sm.build_definition(test_specs["sm-hetero"])["States"].values()
+               if s.get("Resource") == sm.SYNC_RESOURCE]
+    assert [g["InstanceGroupName"] for g in train["Parameters"]["ResourceConfig"]["InstanceGroups"]] == ["gpu", "cpu"]

@@ -1,0 +1,127 @@
+"""Intrinsic functions only where, and as deep as, Step Functions accepts them.
+
+The definitions compute run ids, job names, backoff waits and the run's summary with intrinsic functions; a function
+Step Functions does not have, one nested too deep or one in a field that takes none fails CreateStateMachine, while
+moto and asl-validator may accept it. The rules are those of the Step Functions developer guide, "Intrinsic functions
+for JSONPath states in Step Functions" (the functions, the fields, at most 10 nested) and "Fail workflow state"
+(the functions CausePath and ErrorPath may use).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from compiler.errors import Problem
+
+FUNCTIONS = frozenset({
+    "States.Array", "States.ArrayPartition", "States.ArrayContains", "States.ArrayRange", "States.ArrayGetItem",
+    "States.ArrayLength", "States.ArrayUnique", "States.Base64Encode", "States.Base64Decode", "States.Hash",
+    "States.JsonMerge", "States.StringToJson", "States.JsonToString", "States.MathRandom", "States.MathAdd",
+    "States.StringSplit", "States.UUID", "States.Format",
+})
+FAIL_PATH_FUNCTIONS = frozenset({"States.Format", "States.JsonToString", "States.ArrayGetItem", "States.Base64Encode",
+                                 "States.Base64Decode", "States.Hash", "States.UUID"})
+MAX_NESTING = 10
+# The fields that take intrinsic functions, per state type.
+FIELDS: Mapping[str, tuple[str, ...]] = {
+    "Pass": ("Parameters",), "Task": ("Parameters", "ResultSelector", "Credentials"),
+    "Parallel": ("Parameters", "ResultSelector"), "Map": ("Parameters", "ResultSelector", "ItemSelector"),
+}
+_CALL = re.compile(r"States\.[A-Za-z0-9]+(?=\s*\()")
+
+
+def calls(expression: str) -> tuple[list[str], int]:
+    """The function names called in an expression (outermost first) and the deepest nesting; quoted text skipped."""
+    names: list[str] = []
+    depth = deepest = 0
+    i = 0
+    while i < len(expression):
+        char = expression[i]
+        if char == "'":  # a string literal: `\` escapes the next character
+            i += 1
+            while i < len(expression) and expression[i] != "'":
+                i += 2 if expression[i] == "\\" else 1
+        elif (match := _CALL.match(expression, i)) is not None:
+            names.append(match.group(0))
+            i = match.end() - 1
+        elif char == "(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char == ")":
+            depth -= 1
+        i += 1
+    return names, deepest
+
+
+def _expression_problems(expression: str, allowed: frozenset[str]) -> Iterator[str]:
+    names, deepest = calls(expression)
+    for name in names:
+        if name not in FUNCTIONS:
+            yield f"{name} is not an intrinsic function of Step Functions"
+        elif name not in allowed:
+            yield f"{name} is not allowed here; allowed: {', '.join(sorted(allowed))}"
+    if deepest > MAX_NESTING:
+        yield f"{deepest} intrinsic functions nested; Step Functions allows at most {MAX_NESTING}"
+
+
+def _walk(value: Any, path: str) -> Iterator[tuple[str, str]]:
+    """(path, expression) for every `Key.$` whose value calls an intrinsic function."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            where = f"{path}.{key}"
+            if key.endswith(".$") and isinstance(item, str) and item.lstrip().startswith("States."):
+                yield where, item
+            else:
+                yield from _walk(item, where)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _walk(item, f"{path}[{index}]")
+
+
+def _paths(value: Any, path: str) -> Iterator[tuple[str, str]]:
+    """(path, value) for every reference-path field (`...Path`, a Choice rule's `Variable`) holding an intrinsic."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            where = f"{path}.{key}" if path else key
+            if isinstance(item, str) and (key == "Variable" or key.endswith("Path")) and item.lstrip().startswith(
+                    "States."):
+                yield where, item
+            else:
+                yield from _paths(item, where)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _paths(item, f"{path}[{index}]")
+
+
+def _state_problems(state: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
+    """(field, message) for each intrinsic function the state may not use."""
+    fields = FIELDS.get(state.get("Type", ""), ())
+    for field in fields:
+        for where, expression in _walk(state.get(field), field):
+            for message in _expression_problems(expression, FUNCTIONS):
+                yield where, message
+    rest = {k: v for k, v in state.items() if k not in fields}
+    for where, expression in _paths(rest, ""):
+        if state.get("Type") == "Fail" and where in ("CausePath", "ErrorPath"):
+            for message in _expression_problems(expression, FAIL_PATH_FUNCTIONS):
+                yield where, message
+        else:
+            yield where, "this field takes a reference path, not an intrinsic function; compute the value in a Pass state"
+
+
+def _states(definition: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Mapping[str, Any]]]:
+    for name, state in definition.get("States", {}).items():
+        yield prefix + name, state
+        for branch in state.get("Branches", []):
+            yield from _states(branch, f"{prefix}{name}/")
+        for key in ("Iterator", "ItemProcessor"):
+            if key in state:
+                yield from _states(state[key], f"{prefix}{name}/")
+
+
+def definition_problems(definition: Mapping[str, Any], source: str = "") -> list[Problem]:
+    """Every intrinsic function CreateStateMachine would refuse, with the state and field that hold it."""
+    return [Problem(source, f"state machine: state {name!r}: {field}", message)
+            for name, state in _states(definition) for field, message in _state_problems(state)]
