@@ -176,3 +176,19 @@ def test_each_call_is_an_operation_of_botocores_cloudwatch_logs_model(synth: Syn
         assert set(operation.input_shape.required_members) <= set(call["parameters"]), operation.name
         if "ignoreErrorCodesMatching" in call:
             assert call["ignoreErrorCodesMatching"] in {e.name for e in operation.error_shapes}
+
+
+def test_a_metric_filter_on_the_group_names_it_and_waits_for_the_settings() -> None:
+    from aws_cdk import aws_logs as logs
+
+    app = cdk.App()
+    stack = cdk.Stack(app, "Groups", env=cdk.Environment(account="123456789012", region="eu-west-1"))
+    group = ServiceLogGroup(stack, "Training", log_group_name=GROUP, retention_days=30)
+    metric_filter = group.log_group.add_metric_filter("Loss", metric_namespace="Training", metric_name="loss",
+                                                      filter_pattern=logs.FilterPattern.literal("train_loss"))
+    metric_filter.node.add_dependency(group)
+    template = app.synth().get_stack_by_name("Groups").template
+    (resource,) = resources(template, "AWS::Logs::MetricFilter").values()
+    assert resource["Properties"]["LogGroupName"] == GROUP
+    create = next(k for k, v in calls(template).items() if v["Create"]["action"] == "createLogGroup")
+    assert create in resource["DependsOn"]
