@@ -193,13 +193,17 @@ def _resource_problem(resource: str, parsed: Resource | None) -> str | None:
             close = _close(parsed.operation, names)
             return f"{resource!r}: botocore's {parsed.service} model has no operation {parsed.operation!r}{close}"
         return None
-    actions = OPTIMIZED.get(parsed.service, {})
+    actions = OPTIMIZED.get(parsed.service)
+    if actions is None:
+        return (f"{resource!r}: optimized {parsed.service} integrations are not in OPTIMIZED "
+                f"(compiler/state_machine/integrations.py); add the service's actions and patterns from its page of "
+                f"the developer guide, or use {PREFIX}{SDK}:{parsed.service}:{parsed.action}")
     if parsed.action not in actions:
         fix = ""
         if parsed.service in SDK_SERVICES and operation_model(Resource(parsed.service, parsed.action, "", True)):
             fix = f"; use {sdk_resource(parsed.service, parsed.action)!r}"
         return (f"{resource!r} is not an optimized integration (the developer guide lists "
-                f"{', '.join(sorted(actions)) or 'none for this service'}){fix}")
+                f"{', '.join(sorted(actions))}){fix}")
     if parsed.pattern not in actions[parsed.action]:
         allowed = ", ".join(repr(p or "request-response") for p in sorted(actions[parsed.action]))
         return f"{resource!r}: {parsed.service}:{parsed.action} allows only {allowed}"

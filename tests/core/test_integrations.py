@@ -75,7 +75,7 @@ def test_build_definition_stops_on_a_refused_resource(monkeypatch) -> None:
                                                              "'StopTrainingJob'?)"),
     ("arn:aws:states:::aws-sdk:sagemaker:describeTrainingJob.sync", "AWS SDK integrations do not support .sync"),
     ("arn:aws:states:::aws-sdk:sagemkr:stopTrainingJob", "service 'sagemkr' is not in SDK_SERVICES"),
-    ("arn:aws:states:::lambda:invoke", "is not an optimized integration"),
+    ("arn:aws:states:::lambda:invoke", "optimized lambda integrations are not in OPTIMIZED"),
     ("arn:aws:lambda:us-east-1:111111111111:function:stop", "is not a service integration"),
 ])
 def test_a_resource_step_functions_refuses_is_named(definition, resource: str, expected: str) -> None:
