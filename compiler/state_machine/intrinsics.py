@@ -29,29 +29,23 @@ FIELDS: Mapping[str, tuple[str, ...]] = {
     "Pass": ("Parameters",), "Task": ("Parameters", "ResultSelector", "Credentials"),
     "Parallel": ("Parameters", "ResultSelector"), "Map": ("Parameters", "ResultSelector", "ItemSelector"),
 }
-_CALL = re.compile(r"States\.[A-Za-z0-9]+(?=\s*\()")
+# A quoted literal (skipped; `\` escapes the next character), a function name before its `(`, or a parenthesis.
+_TOKEN = re.compile(r"'(?:[^'\\]|\\.)*'|(States\.[A-Za-z0-9]+)(?=\s*\()|([()])")
 
 
 def calls(expression: str) -> tuple[list[str], int]:
     """The function names called in an expression (outermost first) and the deepest nesting; quoted text skipped."""
     names: list[str] = []
     depth = deepest = 0
-    i = 0
-    while i < len(expression):
-        char = expression[i]
-        if char == "'":  # a string literal: `\` escapes the next character
-            i += 1
-            while i < len(expression) and expression[i] != "'":
-                i += 2 if expression[i] == "\\" else 1
-        elif (match := _CALL.match(expression, i)) is not None:
-            names.append(match.group(0))
-            i = match.end() - 1
-        elif char == "(":
+    for match in _TOKEN.finditer(expression):
+        name, paren = match.groups()
+        if name:
+            names.append(name)
+        elif paren == "(":
             depth += 1
             deepest = max(deepest, depth)
-        elif char == ")":
+        elif paren == ")":
             depth -= 1
-        i += 1
     return names, deepest
 
 
