@@ -7,6 +7,7 @@ Everything else lives in the `gptlm` package beside this file, the only code shi
 import sys
 
 from gptlm.launch import main
+from gptlm.shutdown import exit_process
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    exit_process(main, sys.argv[1:])  # os._exit with main's code: no C++ destructor runs after the run ended

@@ -56,7 +56,7 @@ def _fake_smp(calls: list) -> types.ModuleType:
     smp.init = lambda: calls.append("init")
     smp.rank = smp.local_rank = smp.dp_rank = lambda: 0
     smp.dp_size = lambda: 1
-    smp.barrier = lambda: None
+    smp.barrier = lambda: calls.append("barrier")
     smp.allgather = lambda obj, group: [obj]
 
     def distributed_model(module, **kwargs):
@@ -109,6 +109,8 @@ def test_smp_v1_backend_trains_evaluates_checkpoints_and_resumes(fake_smp, shard
     monkeypatch.setenv("SM_MODEL_DIR", str(tmp_path / "model"))
     args = [*ARGS, "--checkpoint_dir", str(tmp_path / "ckpt")]
     assert launch.main([*args, "--max_steps", "3"]) == 0
+    # The save ends with a barrier, and the teardown meets once more after the export, before the process leaves.
+    assert fake_smp[-3:] == [("save", "step_000000003"), "barrier", "barrier"]
     first = capsys.readouterr().out
     assert "parallelism=smp_v1 partitions=2 microbatches=4" in first
     assert ("model", {"backward_passes_per_step": 2}) in fake_smp  # SMP's DDP syncs once per accumulated step

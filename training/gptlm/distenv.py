@@ -20,6 +20,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 from gptlm.errors import UserError
 
@@ -122,12 +123,16 @@ def module_available(name: str) -> bool:
         return False
 
 
-def init_process_group(env: DistEnv, cuda: bool, timeout_minutes: int = 30) -> None:
-    """Join the process group the launcher set up. A single plain process skips it entirely."""
+def init_process_group(env: DistEnv, cuda: bool, timeout_minutes: int = 30) -> Any:
+    """Join the process group the launcher set up. A single plain process skips it entirely.
+
+    Returns the rendezvous store when this process made it (the MPI launch: rank 0 hosts it, so it must leave
+    after its peers, see gptlm.shutdown), else None (torchrun's agent hosts its own; SMDDP rendezvous over MPI).
+    """
     import torch.distributed as dist
 
     if not env.distributed or dist.is_initialized():
-        return
+        return None
     backend = env.backend(cuda)
     timeout = timedelta(minutes=timeout_minutes)
     if backend == "smddp":
@@ -138,11 +143,11 @@ def init_process_group(env: DistEnv, cuda: bool, timeout_minutes: int = 30) -> N
                               "smdistributed.dataparallel; use an AWS PyTorch DLC that ships it (PyTorch <= 2.2 "
                               "per the SDK) or switch the distribution to torch_distributed") from exc
         dist.init_process_group(backend="smddp", timeout=timeout)  # smddp reads rank/size from its MPI launch
-        return
+        return None
     if env.launcher == "torchrun":  # env:// joins the store torchrun's agent already serves on MASTER_PORT
         dist.init_process_group(backend=backend, init_method="env://", timeout=timeout)
-        return
-    dist.init_process_group(
-        backend=backend, init_method=f"tcp://{env.master_addr}:{env.master_port}",
-        rank=env.rank, world_size=env.world_size, timeout=timeout,
-    )
+        return None
+    store = dist.TCPStore(host_name=env.master_addr, port=env.master_port, world_size=env.world_size,
+                          is_master=env.is_main, timeout=timeout)
+    dist.init_process_group(backend=backend, store=store, rank=env.rank, world_size=env.world_size, timeout=timeout)
+    return store

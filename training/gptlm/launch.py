@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from gptlm import distenv, hparams, loop
+from gptlm import distenv, hparams, loop, shutdown
 from gptlm.backends.base import Backend
 from gptlm.errors import UserError
 
@@ -50,8 +50,12 @@ def make_backend(name: str, config: hparams.TrainConfig, env: distenv.DistEnv) -
 
 
 def main(argv: list[str] | None = None) -> int:
-    import torch.distributed as dist
+    """Train and return this rank's exit code: 0, 143 (stopped by SIGTERM after a checkpoint), 2 (a user error).
 
+    After a run that every rank ended the same way (finished, or agreed to stop), the process groups are torn down
+    in order (gptlm.shutdown) before returning. A user error or an exception skips that: peers may be waiting in a
+    collective, and the entry point leaves without finalizing the interpreter anyway (`shutdown.exit_process`).
+    """
     argv = sys.argv[1:] if argv is None else argv
     try:
         config, ignored = hparams.parse(argv)
@@ -60,15 +64,7 @@ def main(argv: list[str] | None = None) -> int:
         if ignored and env.is_main:
             print(f"ignoring arguments this trainer does not use: {' '.join(ignored)}", flush=True)
         code = loop.run(config, backend)
-        if dist.is_available() and dist.is_initialized():
-            # Every rank reaches here before any tears its groups down: a rank that destroys its gloo pairs while
-            # a peer is still finishing the export's collectives can abort that peer ("terminate called without
-            # an active exception", seen once on CPU in CI-like runs).
-            dist.barrier()
-        return code
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr, flush=True)
         return 2
-    finally:
-        if dist.is_available() and dist.is_initialized():
-            dist.destroy_process_group()
+    return shutdown.orderly(backend.close, code)

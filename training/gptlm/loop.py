@@ -75,7 +75,14 @@ class Loop:
         self.backend.setup()
         self._build()
         root = hparams.checkpoint_dir(self.config)
-        return self._train(root, self._resume(root))
+        code = self._train(root, self._resume(root))
+        self._release()
+        return code
+
+    def _release(self) -> None:
+        """Drop the module and optimizer (they hold the process groups), so the teardown frees them before it
+        destroys the groups, never the interpreter at exit (gptlm.shutdown). Only after a run every rank ended."""
+        self.module = self.optimizer = self.grad_norm = None  # type: ignore[assignment]
 
     # -- setup ------------------------------------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 import torch
 from torch import nn
 
+from gptlm import shutdown
 from gptlm.checkpoint import Found
 from gptlm.distenv import DistEnv
 from gptlm.hparams import ConfigError, TrainConfig
@@ -48,6 +49,8 @@ class Backend(ABC):
         self.is_main = env.is_main  # the one rank that prints
         self.dp_rank = env.rank  # data-parallel rank and size: which part of each global batch this rank reads
         self.dp_size = env.world_size
+        self.extra_groups: list[Any] = []  # process groups made beside the default one, torn down before it
+        self.store: Any = None  # the rendezvous store, when this process made it (rank 0 then hosts it)
 
     def log(self, message: str) -> None:
         if self.is_main:
@@ -73,6 +76,12 @@ class Backend(ABC):
     @abstractmethod
     def build_optimizer(self, module: nn.Module) -> torch.optim.Optimizer:
         """The optimizer over the wrapped module's parameters (gptlm.optim's AdamW, wrapped where needed)."""
+
+    def close(self) -> None:
+        """Collective, only when every rank finished or agreed to stop: meet, then destroy the process groups
+        (gptlm.shutdown). The loop's module and optimizer must be released by then."""
+        shutdown.close_groups(self.extra_groups, self.store, self.env.rank, self.env.world_size)
+        self.extra_groups, self.store = [], None
 
     # -- one step ---------------------------------------------------------------------------------------------
 

@@ -34,10 +34,15 @@ class NativeBackend(Backend):
             torch.cuda.set_device(self.env.local_rank)
             torch.backends.cuda.matmul.allow_tf32 = True  # any fp32 matmul left outside autocast
             torch.backends.cudnn.allow_tf32 = True
-        distenv.init_process_group(self.env, self.cuda)
+        self.store = distenv.init_process_group(self.env, self.cuda)
         if dist.is_initialized() and self.env.backend(self.cuda) != "gloo":
             # A CPU group for the per-step stop flag, so agreeing on it never waits for the GPU.
             self.control_group = dist.new_group(backend="gloo")
+            self.extra_groups.append(self.control_group)
+
+    def close(self) -> None:
+        super().close()
+        self.control_group = None
 
     def describe(self) -> str:
         group = self.env.backend(self.cuda) if dist.is_initialized() else "none"

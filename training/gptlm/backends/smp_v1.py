@@ -73,6 +73,12 @@ class SmpV1Backend(Backend):
         self._train_step = smp.step(train)  # module calls and model.backward must happen inside @smp.step
         self._eval_step = smp.step(evaluate)
 
+    def close(self) -> None:
+        """Meet the other ranks. SMP owns its process groups and offers no call to destroy them; the entry point
+        leaves with os._exit (gptlm.shutdown), so their destructors never run at interpreter exit."""
+        if self.smp is not None:
+            self.smp.barrier()
+
     def describe(self) -> str:
         partitions = self.config.mp_parameters.get("partitions", 1)
         return (f"parallelism=smp_v1 partitions={partitions} microbatches={self.microbatches} "
