@@ -14,15 +14,11 @@ from compiler.environments import Environment, zone_problems
 from compiler.errors import SpecError
 from compiler.model import Workload
 from compiler.placeholders import RUN_ID_LENGTH, substitute
-from compiler.project import Project
 from compiler.request import compile_request
 from compiler.samples import sample_values
 from compiler.spec import load_workload, load_workloads
 from compiler.stack_layout import layout_problems
-
-
-def project_of(args: argparse.Namespace) -> Project:
-    return Project(Path(args.project_dir).resolve()) if getattr(args, "project_dir", None) else Project.find()
+from trainctl.common import project_of
 
 
 def full_validation(request: dict[str, Any], env: Environment, attempt: int = 0) -> list[str]:
@@ -54,7 +50,7 @@ def validate(args: argparse.Namespace) -> int:
     zones = zone_problems(project.context(), envs)
     if zones:
         raise SpecError(zones)
-    loaded = load_workloads(project, envs, Path(args.directory) if args.directory else None)
+    loaded = load_workloads(project, envs, Path(args.directory).resolve() if args.directory else None)
     for warning in loaded.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     problems = [p for env in envs.values() for p in check_compiled(loaded.workloads(env.name), env)]
@@ -67,7 +63,7 @@ def validate(args: argparse.Namespace) -> int:
 
 
 def render(args: argparse.Namespace) -> int:
-    project = project_of(args)
+    project = project_of(args, args.spec)
     envs = project.environments()
     if args.env not in envs:
         print(f"unknown environment '{args.env}'; cdk.json declares {', '.join(envs)}", file=sys.stderr)

@@ -31,6 +31,7 @@ from compiler.errors import SpecError
 from compiler.model import Workload
 from compiler.project import Project
 from compiler.spec import load_spec_workload
+from trainctl.common import project_of
 
 SHIPPED_CORPUS = Path(__file__).resolve().parent / "data" / "corpus.txt"  # package data of trainctl
 DATA_DIR = Path("build") / "data" / "corpus"  # relative to the project
@@ -83,7 +84,7 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
 def prep_data(args: argparse.Namespace) -> int:
     from gptlm import shards  # numpy: imported by the commands that need it, not by every trainctl command
 
-    output = args.output or _project(args).root / DATA_DIR
+    output = args.output or project_of(args).root / DATA_DIR
     try:
         paths = shards.shards_from_text_file(args.input, output, args.tokens_per_shard)
     except shards.DataError as exc:
@@ -102,10 +103,6 @@ def ensure_default_data(project: Project) -> Path:
     if not list(folder.glob("*.bin")):
         shards.shards_from_text_file(SHIPPED_CORPUS, folder, DEFAULT_TOKENS_PER_SHARD)
     return folder
-
-
-def _project(args: argparse.Namespace) -> Project:
-    return Project(Path(args.project_dir).resolve()) if getattr(args, "project_dir", None) else Project.find()
 
 
 # -- the container contract -------------------------------------------------------------------------------------
@@ -232,7 +229,7 @@ def _copy_code(workload: Workload, project: Project, target: Path) -> None:
 
 def prepare(args: argparse.Namespace) -> tuple[list[str], dict[str, str], Path, list[str]]:
     """Command, environment, output folder and notes for a local run (no process started)."""
-    project = _project(args)
+    project = project_of(args, args.workload)
     workload = load_spec_workload(project, args.workload)
     overrides = {k: yaml.safe_load(v) if v.strip() else "" for k, v in
                  parse_pairs(args.hyperparameter, "--hyperparameter").items()}

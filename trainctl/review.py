@@ -32,6 +32,7 @@ import yaml
 
 from compiler.describe import METADATA_KEY
 from compiler.project import Project
+from trainctl.common import project_of
 
 ACKNOWLEDGMENTS = "acknowledged-changes.yaml"
 MAIN_BRANCHES = ("origin/main", "main", "origin/master", "master")
@@ -336,7 +337,7 @@ def render(base_ref: str, base: Assembly, head: Assembly, diffs: dict[str, dict[
 
 
 def review(args: argparse.Namespace) -> int:
-    project = Project(Path(args.project_dir).resolve()) if args.project_dir else Project.find()
+    project = project_of(args)
     root = project.root
     try:
         base_ref = args.base or default_base(root)

@@ -20,13 +20,12 @@ import re
 import secrets
 import sys
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from compiler.overrides import OverridePolicy
-from compiler.project import Project
 from compiler.spec import load_workload
 from trainctl import follow as following
+from trainctl.common import project_of
 from trainctl.executions import (
     RUNNING,
     Clients,
@@ -61,10 +60,6 @@ Standard output carries the execution ARN (start, stop), the table (runs) and th
 status and problems go to standard error. --follow exits 0 when the run succeeded, 1 when it failed or was stopped
 (with the reason), 130 after Ctrl-C.
 """
-
-
-def _project(args: argparse.Namespace) -> Project:
-    return Project(Path(args.project_dir).resolve()) if getattr(args, "project_dir", None) else Project.find()
 
 
 # ------------------------------------------------------------------------------------------------ start
@@ -118,7 +113,7 @@ def _check_interval(args: argparse.Namespace) -> None:
 
 def start(args: argparse.Namespace) -> int:
     _check_interval(args)
-    project = _project(args)
+    project = project_of(args, args.workload)
     env = environment(project, args.env)
     workload = load_workload(project, args.workload, env)
     for warning in workload.warnings:
@@ -185,7 +180,7 @@ def table(rows: list[list[str]], header: list[str]) -> str:
 def runs(args: argparse.Namespace) -> int:
     if args.limit < 1:
         raise problem("--limit: give a number of runs from 1")
-    target = workload_target(_project(args), args.workload, args.env)
+    target = workload_target(project_of(args, args.workload), args.workload, args.env)
     clients = Clients(target.env, args.profile)
     executions = recent_executions(clients, target, args.limit)
     if not executions:
@@ -204,7 +199,7 @@ def runs(args: argparse.Namespace) -> int:
 
 def logs(args: argparse.Namespace) -> int:
     _check_interval(args)
-    ref = parse_run(_project(args), args.run, args.env)
+    ref = parse_run(project_of(args), args.run, args.env)
     clients = Clients(ref.target.env, args.profile)
     described = resolve_run(clients, ref)
     arn = described["executionArn"]
@@ -219,7 +214,7 @@ def logs(args: argparse.Namespace) -> int:
 
 
 def stop(args: argparse.Namespace) -> int:
-    ref = parse_run(_project(args), args.run, args.env)
+    ref = parse_run(project_of(args), args.run, args.env)
     clients = Clients(ref.target.env, args.profile)
     described = resolve_run(clients, ref, running=True)
     arn = described["executionArn"]
@@ -249,7 +244,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     run_help = ("an execution ARN, or with --env: WORKLOAD/NAME (the execution NAME) or WORKLOAD (its latest run)")
     p = sub.add_parser("start", help="start a training run of a deployed workload",
                        description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("workload", help="a workload name (workloads/NAME.yaml)")
+    p.add_argument("workload", help="a workload name (workloads/NAME.yaml) or a path to its YAML spec")
     p.add_argument("--env", required=True, help="environment name from cdk.json")
     p.add_argument("-p", "--hyperparameter", action="append", metavar="NAME=VALUE",
                    help="override a hyperparameter the spec declares (repeatable)")

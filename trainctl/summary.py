@@ -18,8 +18,8 @@ from compiler import catalog, strategies
 from compiler.describe import fallback_costs
 from compiler.errors import SpecError
 from compiler.model import Workload
-from compiler.project import Project
 from compiler.spec import load_workloads
+from trainctl.common import project_of
 
 
 @dataclass(frozen=True)
@@ -129,7 +129,7 @@ def render_summary(outdir: Path, workloads: dict[str, dict[str, Workload]], warn
 
 
 def _run(args: argparse.Namespace) -> int:
-    project = Project(Path(args.project_dir).resolve()) if getattr(args, "project_dir", None) else Project.find()
+    project = project_of(args)
     outdir = Path(args.cdk_out)
     if not (outdir / "manifest.json").is_file():
         print(f"no cloud assembly in {outdir}: run `npx cdk synth` first (or pass --cdk-out DIR)")

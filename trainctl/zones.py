@@ -12,15 +12,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from compiler.environments import zone_problems
-from compiler.project import Project
 from trainctl.aws import session
+from trainctl.common import project_of
 
 
 def lookup_zones(args: argparse.Namespace) -> int:
-    project = Project(Path(args.project_dir).resolve()) if args.project_dir else Project.find()
+    project = project_of(args)
     envs = project.environments()
     if args.env not in envs:
         print(f"unknown environment '{args.env}'; cdk.json declares {', '.join(envs)}", file=sys.stderr)

@@ -25,8 +25,8 @@ def _local_path(r: Reader, key: str, text: str, spec_dir: Path, project_root: Pa
         r.problem(key, "must be a folder of this repository (relative to the spec file): the platform packs the code "
                   "at synth and uploads it at deploy")
         return None
-    path = Path(os.path.normpath(spec_dir / text))
-    root = Path(os.path.normpath(project_root))
+    path = Path(os.path.abspath(spec_dir / text))  # absolute: a spec named by a relative path has a relative folder
+    root = Path(os.path.abspath(project_root))
     if os.path.commonpath([path, root]) != str(root):
         r.problem(key, f"{text} is outside the project; the code a job ships must live in this repository")
         return None

@@ -96,7 +96,7 @@ def read_spec_file(path: Path, project: Project) -> SpecFile:
         raise SpecError(Problem(source, "", str(exc))) from None
     if not isinstance(raw, Mapping):
         raise SpecError(Problem(source, "", "a workload spec is a YAML mapping of estimator arguments"))
-    return SpecFile(path=Path(path), source=source, raw=raw)
+    return SpecFile(path=Path(path).absolute(), source=source, raw=raw)
 
 
 def _check_environments_block(spec: SpecFile, envs: Mapping[str, Environment], findings: Findings) -> None:
@@ -168,7 +168,7 @@ def _load_one(path: Path, project: Project, envs: Mapping[str, Environment], loa
     base_problems: set[str] = set()
     problems: list[Problem] = []
     try:
-        base = parse_workload(spec.base, source=spec.source, spec_dir=path.parent, project_root=project.root)
+        base = parse_workload(spec.base, source=spec.source, spec_dir=spec.path.parent, project_root=project.root)
         loaded.warnings.extend(base.warnings)
         _check_image(base, images, findings)
     except SpecError as error:
@@ -226,19 +226,50 @@ def load_workloads(project: Project, envs: Mapping[str, Environment], directory:
     return loaded
 
 
-def find_spec(project: Project, name_or_path: str) -> Path:
-    """A workload's spec file, by workload name (a file in workloads/) or by path."""
-    candidate = Path(name_or_path)
-    if candidate.suffix in (".yaml", ".yml") or candidate.is_file():
-        return candidate
-    files = workload_files(project.workloads_dir)
-    for path in files:
-        if path.stem == name_or_path:
-            return path
-    known = [p.stem for p in files]
-    close = difflib.get_close_matches(name_or_path, known, n=1)
+def find_spec(project: Project, name_or_path: str, cwd: Path | None = None) -> Path:
+    """A workload's spec file (absolute), by workload name or by path, as people type it on a command line.
+
+    A path is relative to the working directory `cwd` (or absolute); a bare file name not found there is looked up in
+    workloads/. The file must lie inside the project: a spec's own paths (source_dir, entry_point) are relative to it
+    and are checked to stay in the repository.
+    """
+    if not name_or_path.strip() or "\x00" in name_or_path:
+        raise SpecError(Problem("", "spec", "give a workload name (e.g. gpt-smddp) or a path to its YAML file"))
+    try:
+        return _locate(project, Path(name_or_path), (cwd or Path.cwd()).resolve(), name_or_path)
+    except OSError as exc:
+        raise SpecError(Problem(name_or_path, "", f"cannot be read ({exc.strerror})")) from None
+
+
+def _locate(project: Project, candidate: Path, here: Path, text: str) -> Path:
+    if not (candidate.suffix in (".yaml", ".yml") or len(candidate.parts) > 1 or (here / candidate).is_file()):
+        return _by_name(project, text)
+    path = (here / candidate).resolve()
+    if not path.exists() and len(candidate.parts) == 1 and (project.workloads_dir / candidate).is_file():
+        path = (project.workloads_dir / candidate).resolve()
+    root = project.root.resolve()
+    if not path.is_relative_to(root):
+        raise SpecError(Problem(str(path), "", f"is outside the project {root}: move the spec into "
+                                f"{project.display(project.workloads_dir)}/ (or pass --project-dir naming its project)"))
+    if not path.is_file():
+        example = (_names(project) or ["gpt-smddp"])[0]
+        raise SpecError(Problem(project.display(path), "", "no such spec file (a path is relative to the working "
+                                f"directory; or give a workload's name, e.g. {example})"))
+    return path
+
+
+def _names(project: Project) -> list[str]:
+    return [p.stem for p in workload_files(project.workloads_dir)]
+
+
+def _by_name(project: Project, name: str) -> Path:
+    for path in workload_files(project.workloads_dir):
+        if path.stem == name:
+            return path.resolve()
+    known = _names(project)
+    close = difflib.get_close_matches(name, known, n=1)
     hint = f"did you mean '{close[0]}'? " if close else ""
-    raise SpecError(Problem("", name_or_path, f"no such workload; {hint}known: {', '.join(known) or 'none'}"))
+    raise SpecError(Problem("", name, f"no such workload; {hint}known: {', '.join(known) or 'none'}"))
 
 
 def load_workload(project: Project, name_or_path: str, env: Environment) -> Workload:

@@ -27,11 +27,13 @@ def _args(*argv: str) -> argparse.Namespace:
 
 
 def _spec(tmp_path: Path, **overrides) -> Path:
-    """A small valid workload spec next to the shipped ones' source_dir convention."""
+    """A small valid workload spec inside the project (run-local refuses a spec outside it)."""
     raw = yaml.safe_load((REPO / "workloads" / "gpt-torchrun-fsx.yaml").read_text())
     raw.update(overrides)
     raw["source_dir"] = str(REPO / "training")
-    path = tmp_path / "spec.yaml"
+    folder = REPO / "build" / "test-specs" / tmp_path.name  # specs live in the project (build/ is git-ignored)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "spec.yaml"
     path.write_text(yaml.safe_dump(raw))
     return path
 
