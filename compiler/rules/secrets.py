@@ -1,31 +1,59 @@
 """Credentials do not belong in a spec: it is committed, reviewed, and compiled into templates in clear text.
 
 Jobs get AWS access from their execution role; other secrets belong in AWS Secrets Manager (or SSM Parameter
-Store), read at start-up with the role. This rule recognises the forms credentials take in practice: AWS access
-key ids and secret keys, private keys, and the token formats of GitHub, Hugging Face, Slack, OpenAI and W&B, plus
-variables whose name says they hold a secret, unless the value is a reference to one: what the advice asks for
-(a Secrets Manager or SSM ARN, a parameter path, a file path, or a secret's name under a variable whose name says it
-holds a name, id, ARN or path), or a tokenizer's special token such as <pad> under PAD_TOKEN.
+Store), read at start-up with the role. The rule scans every string of the compiled CreateTrainingJob request
+(hyperparameters decoded from the SDK's JSON, MPI options, container arguments, channels, tags, ...), because a
+credential anywhere in it sits in the template, DescribeTrainingJob and the run history alike. Three tests, in
+order, none of which a variable's name can switch off:
+
+1. token formats published by their issuers, a private key block, and a password in a URL, anywhere;
+2. under a name with a KEY word (`WANDB_KEY`, `api_key_id`): 32 or more hex digits, or 40 characters shaped like an
+   AWS secret access key (an image digest `sha256:<64 hex>` is not a key);
+3. under a name that says it holds a secret (`DB_PASSWORD`, `HF_TOKEN`, also `NAME=value` inside a string such as
+   `-x DB_PASSWORD=...`): any value except one that cannot be the secret (a switch, an ARN, an absolute path, a
+   tokenizer's special token), and, under a name that says it holds a reference (`*_ARN`, `*_ID`, `*_NAME`,
+   `*_PATH`), any value that does not look random.
+
+A git commit SHA (40 hex) under `git_commit` or `revision` is accepted: no KEY or secret word, and it is public.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from compiler.model import Workload
+from compiler.environments import Environment
+from compiler.model import FsxChannel, S3Channel, UriImage, Workload
 from compiler.reader import Findings
+from compiler.request import compile_request
 from compiler.rules.registry import workload_rule
 
 _VALUE_PATTERNS = (
+    # IAM User Guide, "IAM identifiers", unique ID prefixes: AKIA (access key), ASIA (temporary access key), ...
     ("an AWS access key id", re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA|ASCA)[A-Z0-9]{16}\b")),
+    # RFC 7468, textual encodings: "-----BEGIN PRIVATE KEY-----", "-----BEGIN RSA PRIVATE KEY-----", ...
     ("a private key", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")),
+    # GitHub blog, "Behind GitHub's new authentication token formats" (2021): ghp_ gho_ ghu_ ghs_ ghr_ + 36;
+    # GitHub docs, "Managing your personal access tokens": fine-grained tokens start github_pat_.
     ("a GitHub token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})\b")),
+    # Hugging Face docs, "User access tokens": tokens start hf_.
     ("a Hugging Face token", re.compile(r"\bhf_[A-Za-z0-9]{30,}\b")),
-    ("a Slack token", re.compile(r"\bxox[baprs]-[A-Za-z0-9-]{10,}\b")),
+    # Slack docs, "Tokens" (docs.slack.dev/authentication/tokens): xoxb- xoxp- xoxa- xoxr- xoxe- ..., xapp- app-level.
+    ("a Slack token", re.compile(r"\b(?:xox[a-z]|xapp)-[A-Za-z0-9-]{10,}\b")),
+    # OpenAI API reference, "Authentication": secret keys start sk- (project keys sk-proj-).
     ("an API secret key", re.compile(r"\bsk-(?:proj-)?[A-Za-z0-9_-]{20,}\b")),
+    # RFC 3986 section 3.2.1: "user:password" in a URI's userinfo is deprecated; s3:// URIs carry none.
+    ("a password in a URL", re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:[^/\s@]+@")),
 )
+# Names with a KEY word; under them a long hex run or an AWS-secret-shaped value is a key.
+_KEY_NAME = re.compile(r"(?:^|[_-])KEY(?:[_-]|$)|[A-Z]KEY(?:[_-]|$)", re.IGNORECASE)
+_HEX_KEY = re.compile(r"(?<![0-9A-Za-z])[0-9a-fA-F]{32,}(?![0-9A-Za-z])")
+# IAM User Guide, "Manage access keys": a secret access key is 40 characters (wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY).
+_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 # Variable names that say they hold a secret. Hyperparameter names are matched without TOKEN: tokenizers have
 # pad_token, eos_token and the like, which are not secrets.
 _SECRET_VARIABLE = re.compile(r"(?:^|_)(?:SECRET|PASSWORD|PASSWD|TOKEN|API_?KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?)(?:_|$)",
@@ -37,47 +65,122 @@ _HARMLESS_VALUES = {"", "none", "null", "false", "true", "0", "1"}
 _REFERENCE_VALUE = re.compile(r"^(?:arn:aws[a-z-]*:|/)")
 # Names that say the value names, identifies or locates a secret (HF_TOKEN_SECRET_ARN, SECRET_ID, secret_name).
 _REFERENCE_NAME = re.compile(r"(?:^|_)(?:ARN|NAME|ID|PATH|FILE|PARAMETER|PARAM|SSM)$", re.IGNORECASE)
+# Twenty letters and digits in a row, both kinds: what generated secrets look like and names of things do not.
+_RANDOM = re.compile(r"(?=[A-Za-z0-9]*[0-9])(?=[A-Za-z0-9]*[A-Za-z])[A-Za-z0-9]{20,}")
 # A tokenizer's special tokens (PAD_TOKEN=<pad>, EOS_TOKEN=</s>, MASK_TOKEN=[MASK]).
 _SPECIAL_TOKEN = re.compile(r"^(?:</?[A-Za-z0-9_|.-]{1,32}>|<\|[A-Za-z0-9_]{1,32}\|>|\[[A-Z]{2,10}\])$")
+# NAME=value inside a string: mpirun's -x, a command line's --name=value, a URL's query.
+_ASSIGNMENT = re.compile(r"(?:^|(?<=[\s,;'\"?&]))-{0,2}([A-Za-z_][A-Za-z0-9_]*)=([^\s,;'\"&]*)")
 ADVICE = ("remove it: jobs reach AWS with their execution role, and other secrets belong in AWS Secrets Manager, "
           "read at start-up with the role")
-
-
-def _strings(value: Any, where: str) -> Iterator[tuple[str, str]]:
-    if isinstance(value, str):
-        yield where, value
-    elif isinstance(value, Mapping):
-        for key, item in value.items():
-            yield from _strings(item, f"{where}.{key}")
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _strings(item, f"{where}[{index}]")
+# Spec names of model fields whose spec key differs (the rest are flat: compute.volume_kms_key is volume_kms_key).
+_SPEC_NAMES = {"uri": "image_uri", "debugger_hook": "debugger_hook_config", "profiler": "profiler_config",
+               "tensorboard_local_path": "tensorboard_output_config", "regex": "metric_definitions"}
+# Stands in for the environment when compiling: the request's strings that come from the spec do not depend on it.
+_STAND_IN = Environment(name="validate", account="000000000000", region="us-east-1", availability_zone=None)
 
 
 def secret_in(name: str, value: str, names: re.Pattern[str] = _SECRET_VARIABLE) -> str | None:
-    """What kind of credential a value (under a name) looks like, or None."""
+    """What kind of credential a value (under a name, which may be '') looks like, or None."""
     for kind, pattern in _VALUE_PATTERNS:
         if pattern.search(value):
             return kind
-    leaf = re.split(r"[.\[]", name)[-1]
-    if names.search(leaf) and not _harmless(leaf, value.strip()):
+    key = _key_shape(_DIGEST.sub("", value)) if _KEY_NAME.search(name) else None
+    if key:
+        return key
+    if names.search(name) and not _harmless(name, value.strip()):
         return "a secret (by its name)"
+    for inner, inner_value in _ASSIGNMENT.findall(value):
+        if inner != name and inner_value != value:
+            found = secret_in(inner, inner_value)
+            if found:
+                return found
     return None
 
 
-def _harmless(leaf: str, value: str) -> bool:
+def _key_shape(value: str) -> str | None:
+    """32+ hex digits, or 40 characters of an AWS secret access key's alphabet mixing lower, upper case and digits."""
+    if _HEX_KEY.search(value):
+        return "a key (32 or more hex digits under a KEY name)"
+    if any(re.search("[a-z]", m) and re.search("[A-Z]", m) and re.search("[0-9]", m) for m in _AWS_SECRET.findall(value)):
+        return "an AWS secret access key"
+    return None
+
+
+def _harmless(name: str, value: str) -> bool:
     """A value under a secret-sounding name that cannot be the secret itself."""
-    return (value.lower() in _HARMLESS_VALUES or bool(_REFERENCE_VALUE.match(value))
-            or bool(_REFERENCE_NAME.search(leaf)) or bool(_SPECIAL_TOKEN.match(value)))
+    if value.lower() in _HARMLESS_VALUES or _REFERENCE_VALUE.match(value) or _SPECIAL_TOKEN.match(value):
+        return True
+    return bool(_REFERENCE_NAME.search(name)) and not _RANDOM.search(value)
+
+
+def _walk(value: Any, where: str, name: str) -> Iterator[tuple[str, str, str]]:
+    """(where, the nearest mapping key, text) of every string; JSON-encoded hyperparameters are decoded first."""
+    if isinstance(value, str):
+        decoded = _json(value)
+        if decoded is not None and decoded != value:
+            yield from _walk(decoded, where, name)
+        else:
+            yield where, name, value
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for item in dataclasses.fields(value):
+            yield from _walk(getattr(value, item.name), _field(value, where, item.name), item.name)
+    elif isinstance(value, Mapping):
+        if set(value) == {"Key", "Value"}:  # a tag: the value's name is its key
+            yield from _walk(value["Value"], f"{where}.{value['Key']}", str(value["Key"]))
+            return
+        for key, item in value.items():
+            yield from _walk(item, f"{where}.{key}" if where else str(key), str(key))
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            yield from _walk(item, f"{where}[{index}]", name)
+
+
+def _json(text: str) -> Any:
+    if text[:1] not in ('"', "{", "["):
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _field(parent: Any, where: str, name: str) -> str:
+    """The spec's name for a model field (inputs by channel name, nested settings by their flat spec key)."""
+    if isinstance(parent, S3Channel | FsxChannel):
+        return f"inputs.{parent.name}" if name != "name" else where
+    if isinstance(parent, Workload):
+        return name
+    return _SPEC_NAMES.get(name, name) if where in ("compute", "debugging", "code", "estimator", "image",
+                                                     "capacity_retry") else f"{where}.{name}"
+
+
+def _request(w: Workload) -> dict[str, Any] | None:
+    """The compiled request, or None where the spec has problems that stop it compiling (reported by their rules)."""
+    image = w.image.uri if isinstance(w.image, UriImage) else "stand-in"
+    try:
+        return compile_request(w, _STAND_IN, training_image=image)
+    except Exception:  # other rules name what is wrong; the spec's own strings are scanned instead
+        return None
 
 
 @workload_rule
-def no_credentials_in_the_spec(w: Workload, f: Findings) -> None:
-    sources = [("environment", w.environment, _SECRET_VARIABLE), ("hyperparameters", w.hyperparameters,
-                                                                  _SECRET_HYPERPARAMETER)]
-    for section, values, names in sources:
-        for where, text in _strings(values, section):
-            kind = secret_in(where, text, names)
-            if kind:
-                f.problem(where, f"looks like {kind}, which would sit in the template and the job description in clear "
-                          f"text; {ADVICE}")
+def no_credentials_in_the_request(w: Workload, f: Findings) -> None:
+    """Every string of the compiled request, reported under the spec field it came from."""
+    own: dict[str, list[tuple[str, str]]] = {}
+    for where, name, text in _walk(w, "", ""):
+        own.setdefault(text, []).append((where, name))
+    request = _request(w)
+    strings = _walk(request, "", "") if request is not None else _walk(w, "", "")
+    reported = set()
+    for where, name, text in strings:
+        names = _SECRET_HYPERPARAMETER if where.startswith(("HyperParameters", "hyperparameters")) else _SECRET_VARIABLE
+        kind = secret_in(name, text, names)
+        if not kind:
+            continue
+        sources = own.get(text, [(where, name)])
+        field = next((s for s, n in sources if n == name), sources[0][0])
+        if field not in reported:
+            reported.add(field)
+            f.problem(field, f"looks like {kind}, which would sit in the template and the job description in clear "
+                      f"text; {ADVICE}")

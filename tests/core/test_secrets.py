@@ -17,9 +17,9 @@ GITHUB_TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
     ("environment", "HF_TOKEN", HF_TOKEN, "a Hugging Face token"),
     ("hyperparameters", "hub_token", HF_TOKEN, "a Hugging Face token"),  # a value pattern, whatever the name
     ("environment", "GIT_AUTH", GITHUB_TOKEN, "a GitHub token"),
-    ("environment", "WANDB_API_KEY", "0123456789abcdef0123456789abcdef01234567", "a secret (by its name)"),
+    ("environment", "WANDB_API_KEY", "0123456789abcdef0123456789abcdef01234567", "a key (32 or more hex"),
     ("environment", "DB_PASSWORD", "hunter2", "a secret (by its name)"),
-    ("environment", "AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "a secret (by its name)"),
+    ("environment", "AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "an AWS secret access key"),
     ("hyperparameters", "api_key", "abc123", "a secret (by its name)"),
     # a credential is refused even under a name that says it is a reference
     ("environment", "HF_TOKEN_SECRET_ARN", HF_TOKEN, "a Hugging Face token"),
