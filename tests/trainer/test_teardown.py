@@ -88,6 +88,21 @@ def test_a_hanging_teardown_still_exits_with_the_runs_code():
     assert "teardown did not finish within 1 s" in done.stderr
 
 
+@pytest.mark.parametrize("code", [0, 143])
+def test_sigterm_during_the_teardown_leaves_with_the_runs_code(code):
+    """torchrun's agent sends SIGTERM to the ranks still running once one rank exited 143: a rank still tearing
+    down must leave with the run's code, not die of the signal (-15)."""
+    done = _python(f"""
+        import os, signal, time
+        from gptlm.shutdown import orderly
+        def close():
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(30)
+        orderly(close, {code})
+    """)
+    assert done.returncode == code
+
+
 # -- leaving in store order ---------------------------------------------------------------------------------------
 
 

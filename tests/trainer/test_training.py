@@ -7,6 +7,7 @@ import json
 import math
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from gptlm.checkpoint import is_complete
 from gptlm.sampling import HELD_OUT_FRACTION
 
 from tests.trainer.conftest import (
@@ -156,3 +158,54 @@ def test_mpi_launch_trains(shards_dir, tmp_path):
     assert len(losses(outputs[0])) == 2 and losses(outputs[1]) == []  # rank 0 logs, rank 1 stays quiet
     assert (tmp_path / "model" / "model.pt").is_file()
     assert os.listdir(tmp_path / "checkpoints") == ["step_000000006"]
+
+
+def test_sigterm_during_a_background_write_exits_143_with_complete_checkpoints(uninterrupted, shards_dir, tmp_path):
+    """Step 4's write is still running (slowed by 3 s) when rank 0 gets SIGTERM after step 5: the stop waits for
+    it, saves step 5, and both ranks exit 143; the resume then matches an uninterrupted run bitwise."""
+    args = [*RUN, "--parallelism", "ddp"]
+    fault = {"GPTLM_FAULT_SLOW_WRITE": "4:3", "GPTLM_FAULT_SIGTERM_AFTER_STEP": "5"}
+    stopped = torchrun(args, tmp_path, shards_dir, extra_env=fault)
+    assert re.findall(r"exitcode\s*:\s*(-?\d+)", stopped.stderr.split("Failures:")[-1]) == ["143", "143"], (
+        stopped.stdout + stopped.stderr)
+    saved = {int(m.group(1)): float(m.group(2))
+             for m in re.finditer(r"checkpoint saved step=(\d+) .* background_seconds=([0-9.]+)", stopped.stdout)}
+    assert list(saved) == [4, 5], stopped.stdout
+    assert saved[4] >= 3  # it was written in the background while steps 5 ran
+    for step in (4, 5):
+        assert is_complete(tmp_path / "checkpoints" / f"step_{step:09d}") is not None
+    resumed = torchrun(args, tmp_path, shards_dir)
+    assert resumed.returncode == 0 and "resumed from checkpoint step=5" in resumed.stdout, resumed.stderr
+    expected, actual = _weights(uninterrupted["ddp"][0]), _weights(tmp_path)
+    assert all(torch.equal(expected[key], actual[key]) for key in expected)
+
+
+def test_a_kill_during_a_background_write_leaves_the_previous_checkpoint_to_resume(uninterrupted, shards_dir,
+                                                                                   tmp_path):
+    """SIGKILL (no handler runs) while step 8's write is in flight: step 8 is never marked complete, the resume
+    starts from step 4, and the run still ends with the uninterrupted run's weights."""
+    env = child_env(SM_CHANNEL_TRAIN=str(shards_dir), SM_MODEL_DIR=str(tmp_path / "model"),
+                    SM_CHECKPOINT_DIR=str(tmp_path / "checkpoints"), GPTLM_FAULT_SLOW_WRITE="8:120")
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+               str(TRAINING_DIR / "train.py"), *RUN, "--parallelism", "fsdp"]
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                            cwd=tmp_path, start_new_session=True)
+    seen = []
+    try:
+        deadline = time.monotonic() + 120
+        for line in proc.stdout:  # "checkpoint saved step=4" is logged once step 8's write has begun
+            seen.append(line)
+            if line.startswith("checkpoint saved step=4 ") or time.monotonic() > deadline:
+                break
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    assert seen[-1].startswith("checkpoint saved step=4 "), "".join(seen)
+    assert (tmp_path / "checkpoints" / "step_000000008").is_dir()
+    assert is_complete(tmp_path / "checkpoints" / "step_000000008") is None
+
+    resumed = torchrun([*RUN, "--parallelism", "fsdp"], tmp_path, shards_dir)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "resumed from checkpoint step=4" in resumed.stdout
+    expected, actual = _weights(uninterrupted["fsdp"][0]), _weights(tmp_path)
+    assert all(torch.equal(expected[key], actual[key]) for key in expected)

@@ -44,6 +44,17 @@ class Found:
     meta: dict
 
 
+@dataclass(frozen=True)
+class Saved:
+    """A checkpoint whose write finished and which is marked complete: how long training waited for it (staging,
+    and the previous write if it was still running) and how long it was written in the background after that."""
+
+    step: int
+    path: Path
+    blocking_seconds: float
+    background_seconds: float
+
+
 def step_dir(root: Path, step: int) -> Path:
     return root / f"step_{step:09d}"
 

@@ -1,13 +1,17 @@
 """Sharded checkpoints with torch.distributed.checkpoint (DCP), for the native and SMP v2 backends.
 
 Every rank writes only its own shard, in parallel, and a later run may load it with a different world
-size or switch between DDP and FSDP (DCP reshards). Folder layout, completeness markers and pruning are
+size or switch between DDP and FSDP (DCP reshards). Saves run in the background (`Saver`): training waits only
+while the state is copied to CPU memory. Folder layout, completeness markers and pruning are
 `gptlm.checkpoint`'s; this module needs PyTorch >= 2.2 and is never imported on the SMP v1 path.
 """
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +29,7 @@ from gptlm import checkpoint
 
 _save = getattr(dist_cp, "save", None) or dist_cp.save_state_dict  # `save`/`load` replaced the *_state_dict names
 _load = getattr(dist_cp, "load", None) or dist_cp.load_state_dict
+_async_save = getattr(dist_cp, "async_save", None)  # PyTorch >= 2.3
 
 
 def _barrier() -> None:
@@ -32,16 +37,100 @@ def _barrier() -> None:
         dist.barrier()
 
 
+# Test hook: the write of this step's checkpoint sleeps this many seconds first (GPTLM_FAULT_SLOW_WRITE=STEP:SECONDS),
+# so a test can deliver SIGTERM or SIGKILL while a background write is in flight.
+SLOW_WRITE_ENV = "GPTLM_FAULT_SLOW_WRITE"
+
+
+class _SlowWriter(dist_cp.FileSystemWriter):
+    def __init__(self, path: str, seconds: float):
+        super().__init__(path)
+        self.seconds = seconds
+
+    def write_data(self, plan: Any, planner: Any) -> Any:
+        time.sleep(self.seconds)
+        return super().write_data(plan, planner)
+
+
+def _writer(path: Path, step: int) -> dist_cp.FileSystemWriter:
+    """Explicit FileSystemWriter: the same call works from PyTorch 2.2 (the SMDDP containers) onwards. Its
+    `stage()` copies the state to new CPU tensors, so training may change the live ones during an async write."""
+    fault = os.environ.get(SLOW_WRITE_ENV, "")
+    if fault.partition(":")[0] == str(step):
+        return _SlowWriter(str(path), float(fault.partition(":")[2] or 0))
+    return dist_cp.FileSystemWriter(str(path))
+
+
+@dataclass
+class _Pending:
+    path: Path
+    step: int
+    meta: Mapping
+    future: Any  # concurrent.futures.Future of the background write; None when it was written synchronously
+    blocking_seconds: float
+    written_from: float  # time.perf_counter() when training went on
+
+
+class Saver:
+    """Sharded checkpoints, written in the background with at most one write in flight.
+
+    `start` blocks only while the state is copied to CPU memory (and while the previous write, if any, finishes);
+    the write then runs on a thread, its collectives on a gloo group of its own so they never interleave with
+    training's. `finish` waits for the write and only then drops this rank's completeness marker, so a resume
+    never reads half a checkpoint. Every rank calls both at the same step (collective). Without async support
+    (PyTorch < 2.3) or with `asynchronous=False`, `start` writes synchronously.
+    """
+
+    def __init__(self, rank: int, world_size: int, asynchronous: bool):
+        self.rank, self.world_size = rank, world_size
+        self.asynchronous = asynchronous and _async_save is not None
+        self.group: Any = None  # made on the first asynchronous save, so runs without one make no extra group
+        self.pending: _Pending | None = None
+
+    def start(self, root: Path, step: int, model: torch.nn.Module, optimizer: torch.optim.Optimizer, meta: Mapping
+              ) -> tuple[Path, checkpoint.Saved | None]:
+        """Collective: begin the checkpoint of `step`; returns its folder and the previous save, if this finished it."""
+        started = time.perf_counter()
+        previous = self.finish()
+        path = checkpoint.step_dir(root, step)
+        path.mkdir(parents=True, exist_ok=True)
+        model_sd, optim_sd = get_state_dict(model, optimizer)
+        state = {"model": model_sd, "optim": optim_sd}
+        future = None
+        if self.asynchronous and dist.is_initialized():
+            if self.group is None:
+                self.group = dist.new_group(backend="gloo")
+            response = _async_save(state, storage_writer=_writer(path, step), process_group=self.group)
+            future = getattr(response, "upload_completion", response)  # AsyncSaveResponse in newer PyTorch
+        else:
+            _save(state, storage_writer=_writer(path, step))
+        now = time.perf_counter()
+        self.pending = _Pending(path, step, meta, future, now - started, now)
+        return path, previous
+
+    def finish(self) -> checkpoint.Saved | None:
+        """Collective: wait for the write in flight, mark it complete on this rank, meet; None if none was."""
+        pending, self.pending = self.pending, None
+        if pending is None:
+            return None
+        if pending.future is not None:
+            pending.future.result()  # re-raises a failed write here, on the training thread
+        checkpoint.write_marker(pending.path, pending.meta, pending.step, self.rank, self.world_size)
+        _barrier()
+        return checkpoint.Saved(pending.step, pending.path, pending.blocking_seconds,
+                                time.perf_counter() - pending.written_from)
+
+    @property
+    def groups(self) -> list[Any]:
+        return [self.group] if self.group is not None else []
+
+
 def save(root: Path, step: int, model: torch.nn.Module, optimizer: torch.optim.Optimizer, meta: Mapping,
          rank: int, world_size: int) -> Path:
-    """Collective: every rank calls it at the same step. Returns the checkpoint folder."""
-    path = checkpoint.step_dir(root, step)
-    path.mkdir(parents=True, exist_ok=True)
-    model_sd, optim_sd = get_state_dict(model, optimizer)
-    # Explicit FileSystemWriter/Reader: the same call works from PyTorch 2.2 (the SMDDP containers) onwards.
-    _save({"model": model_sd, "optim": optim_sd}, storage_writer=dist_cp.FileSystemWriter(str(path)))
-    checkpoint.write_marker(path, meta, step, rank, world_size)
-    _barrier()
+    """Collective and synchronous: every rank calls it at the same step. Returns the complete checkpoint's folder."""
+    saver = Saver(rank, world_size, asynchronous=False)
+    path, _ = saver.start(root, step, model, optimizer, meta)
+    saver.finish()
     return path
 
 

@@ -39,6 +39,7 @@ class TrainConfig:
     parallelism: str = "ddp"  # ddp | fsdp
     checkpoint_every: int = 500  # steps; 0 = only at SIGTERM and at the end
     keep_checkpoints: int = 2
+    async_checkpoint: bool = True  # write checkpoints in the background (PyTorch >= 2.3; native and SMP v2 backends)
     eval_every: int = 500  # steps between validation losses (and one at the end); 0 = no evaluation
     eval_batches: int = 20  # held-out batches of micro_batch_size windows per rank in each evaluation
     compile: bool = False

@@ -7,8 +7,9 @@ newest complete checkpoint -> train, and after each step:
 - all ranks vote on the SIGTERM flag, so they stop at the same step (a save's collectives would hang
   otherwise);
 - every `eval_every` steps and at the last (not when stopping): the held-out loss, averaged over ranks;
-- every `checkpoint_every` steps, at the last, and when stopping: a checkpoint; stopping then exits 143;
--> write the final model to SM_MODEL_DIR.
+- every `checkpoint_every` steps, at the last, and when stopping: a checkpoint, written in the background (at most
+  one write in flight; stopping waits for it, then exits 143);
+-> wait for the last checkpoint write, then write the final model to SM_MODEL_DIR.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import torch
 
 from gptlm import hparams, optim
 from gptlm.backends.base import Backend
+from gptlm.checkpoint import Saved
 from gptlm.metrics import Interval, eval_line, step_line
 from gptlm.model import GPT, build_config, count_parameters
 from gptlm.sampling import RankSampler, hold_out
@@ -158,13 +160,25 @@ class Loop:
         return time.perf_counter() - started
 
     def _save(self, root: Path, step: int) -> float:
-        """Save, prune, and return the seconds it took."""
+        """Begin the checkpoint of `step` (the write runs in the background); returns the seconds training waited."""
         started = time.perf_counter()
-        path = self.backend.save_checkpoint(root, step, self.module, self.optimizer, self._meta())
+        self._report(root, self.backend.save_checkpoint(root, step, self.module, self.optimizer, self._meta()))
+        return time.perf_counter() - started
+
+    def _finish_save(self, root: Path) -> float:
+        """Wait for the checkpoint write in flight (before stopping or exporting); returns the seconds it took."""
+        started = time.perf_counter()
+        self._report(root, self.backend.finish_checkpoint())
+        return time.perf_counter() - started
+
+    def _report(self, root: Path, saved: Saved | None) -> None:
+        """A save that is complete now: prune the older ones and log its blocking and background seconds."""
+        if saved is None:
+            return
         self.backend.prune_checkpoints(root, self.config.keep_checkpoints)
-        seconds = time.perf_counter() - started
-        self.backend.log(f"checkpoint saved step={step} path={path} seconds={seconds:.1f}")
-        return seconds
+        self.backend.log(f"checkpoint saved step={saved.step} path={saved.path} "
+                         f"blocking_seconds={saved.blocking_seconds:.2f} "
+                         f"background_seconds={saved.background_seconds:.2f}")
 
     def _log_step(self, step: int, loss_sum: torch.Tensor, steps: int, interval: Interval) -> None:
         mean_loss = self.backend.mean(loss_sum) / steps  # syncs the device
@@ -201,10 +215,12 @@ class Loop:
                 if stop or _due(step, cfg.checkpoint_every, cfg.max_steps):
                     interval.exclude(self._save(root, step))
                 if stop:
+                    self._finish_save(root)  # exit 143 only with the checkpoint of this step complete
                     b.log(f"SIGTERM received: stopped at step={step} after saving; a relaunch resumes from here")
                     return EXIT_INTERRUPTED
         finally:
             flag.restore()
+        self._finish_save(root)
         target = b.export(self.module, hparams.model_dir(), self._export_config())
         b.log(f"training complete step={step} model={target}")
         return 0

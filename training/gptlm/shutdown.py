@@ -14,7 +14,8 @@ upload the model. So a run leaves one of two ways:
   the traceback is printed and flushed.
 
 Either way the entry point leaves with `os._exit(code)` (`exit_process`): output is flushed first, and nothing that
-could abort runs after the exit code is decided.
+could abort runs after the exit code is decided; a SIGTERM from then on (torchrun ending the other ranks once one
+has exited) leaves with that code too.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import signal
 import sys
 import threading
 import time
@@ -89,14 +91,31 @@ def close_groups(extra_groups: Sequence[Any], store: Any, rank: int, world_size:
         wait_for_peers(store, rank, world_size, deadline)
 
 
+def _leave_on_sigterm(code: int) -> Any:
+    """From now on SIGTERM ends the process with `code` (returns the previous handler).
+
+    The run's outcome is decided and its files are written. torchrun's agent sends SIGTERM to every rank still
+    running as soon as one rank exits non-zero (143 after a stop): a peer still in its teardown must then leave with
+    the same code, not die of the signal (seen as exit -15 in about 1 of 3 stopped two-rank launches)."""
+
+    def leave(signum: int, frame: object) -> None:
+        flush()
+        os._exit(code)
+
+    return signal.signal(signal.SIGTERM, leave)
+
+
 def orderly(close: Callable[[], None], code: int, seconds: float = TEARDOWN_SECONDS) -> int:
-    """Run `close` (the backend's teardown) under a watchdog that exits with `code` if it hangs; returns `code`."""
+    """Run `close` (the backend's teardown) under a watchdog that exits with `code` if it hangs, and with SIGTERM
+    leaving with `code`; returns `code`."""
     flush()
+    previous = _leave_on_sigterm(code)
     timer = _exit_after(seconds, code)
     try:
         close()
     finally:
         timer.cancel()
+        signal.signal(signal.SIGTERM, previous)
     flush()
     return code
 
@@ -113,5 +132,6 @@ def exit_process(main: Callable[[list[str]], int], argv: list[str]) -> None:
     except BaseException:  # an unexpected error: peers may be mid-collective, so leave without a teardown
         traceback.print_exc()
         code = EXIT_FAILED
+    _leave_on_sigterm(code)
     flush()
     os._exit(code)

@@ -21,7 +21,7 @@ import torch
 from torch import nn
 
 from gptlm import shutdown
-from gptlm.checkpoint import Found
+from gptlm.checkpoint import Found, Saved
 from gptlm.distenv import DistEnv
 from gptlm.hparams import ConfigError, TrainConfig
 from gptlm.model import GPT
@@ -121,8 +121,13 @@ class Backend(ABC):
 
     @abstractmethod
     def save_checkpoint(self, root: Path, step: int, module: nn.Module, optimizer: torch.optim.Optimizer,
-                        meta: dict[str, Any]) -> Path:
-        """Collective: write a complete checkpoint of `step`; returns its folder."""
+                        meta: dict[str, Any]) -> Saved | None:
+        """Collective: begin the checkpoint of `step`, finishing the write still in flight first (at most one);
+        returns that earlier save once it is complete, else None. Training may change the weights on return."""
+
+    @abstractmethod
+    def finish_checkpoint(self) -> Saved | None:
+        """Collective: wait for the write in flight and mark it complete; None when there was none."""
 
     @abstractmethod
     def prune_checkpoints(self, root: Path, keep: int) -> None:

@@ -1,7 +1,8 @@
 """Plain PyTorch: one process, DDP or FSDP2, under torchrun, mpirun (incl. SMDDP) or alone; GPU or CPU (gloo).
 
 The process group comes from the launcher (gptlm.distenv); checkpoints are sharded DCP folders with
-completeness markers (gptlm.dcp, gptlm.checkpoint), so a relaunch may change world size or DDP/FSDP.
+completeness markers (gptlm.dcp, gptlm.checkpoint), written in the background, so a relaunch may change world
+size or DDP/FSDP.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from torch import nn
 
 from gptlm import checkpoint, dcp, distenv, optim, parallel
 from gptlm.backends.base import Backend
-from gptlm.checkpoint import Found
+from gptlm.checkpoint import Found, Saved
 from gptlm.distenv import DistEnv
 from gptlm.hparams import TrainConfig
 from gptlm.model import GPT
@@ -28,6 +29,7 @@ class NativeBackend(Backend):
     def __init__(self, config: TrainConfig, env: DistEnv):
         super().__init__(config, env)
         self.control_group: Any = None  # gloo group for the stop vote when the main group is NCCL/SMDDP
+        self.saver = dcp.Saver(env.rank, env.world_size, asynchronous=config.async_checkpoint)
 
     def setup(self) -> None:
         if self.cuda:
@@ -41,8 +43,9 @@ class NativeBackend(Backend):
             self.extra_groups.append(self.control_group)
 
     def close(self) -> None:
+        self.extra_groups += self.saver.groups  # the background writes' group; finished by now (the loop waits)
         super().close()
-        self.control_group = None
+        self.control_group = self.saver.group = None
 
     def describe(self) -> str:
         group = self.env.backend(self.cuda) if dist.is_initialized() else "none"
@@ -109,8 +112,12 @@ class NativeBackend(Backend):
         dcp.load(found, module, optimizer, meta)
 
     def save_checkpoint(self, root: Path, step: int, module: nn.Module, optimizer: torch.optim.Optimizer,
-                        meta: dict[str, Any]) -> Path:
-        return dcp.save(root, step, module, optimizer, meta, self.env.rank, self.env.world_size)
+                        meta: dict[str, Any]) -> Saved | None:
+        _, previous = self.saver.start(root, step, module, optimizer, meta)
+        return previous
+
+    def finish_checkpoint(self) -> Saved | None:
+        return self.saver.finish()
 
     def prune_checkpoints(self, root: Path, keep: int) -> None:
         if self.env.local_rank == 0:  # each node has its own copy of the folder

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ from torch import nn
 
 from gptlm import checkpoint, optim
 from gptlm.backends.base import Backend
-from gptlm.checkpoint import CheckpointError, Found
+from gptlm.checkpoint import CheckpointError, Found, Saved
 from gptlm.distenv import DistEnv
 from gptlm.hparams import ConfigError, TrainConfig
 from gptlm.model import GPT
@@ -47,6 +48,7 @@ class SmpV1Backend(Backend):
                               f"the modelparallel microbatches ({self.microbatches})")
         self.init_device = torch.device("cpu")  # SMP moves each partition to its own GPU
         self.smp: Any = None
+        self._saved: Saved | None = None  # the last save, until finish_checkpoint reports it
 
     def setup(self) -> None:
         import smdistributed.modelparallel.torch as smp
@@ -149,7 +151,9 @@ class SmpV1Backend(Backend):
         self.smp.resume_from_checkpoint(str(found.path.parent), tag=_tag(found.step), partial=True)
 
     def save_checkpoint(self, root: Path, step: int, module: nn.Module, optimizer: torch.optim.Optimizer,
-                        meta: dict[str, Any]) -> Path:
+                        meta: dict[str, Any]) -> Saved | None:
+        """Synchronous (SMP's own save): complete on return; `finish_checkpoint` reports it."""
+        started = time.perf_counter()
         self.smp.save_checkpoint(str(root), tag=_tag(step), partial=True, model=module, optimizer=optimizer,
                                  user_content={"step": step},
                                  num_kept_partial_checkpoints=self.config.keep_checkpoints)
@@ -158,7 +162,12 @@ class SmpV1Backend(Backend):
             tmp = root / f"{LATEST}.tmp"
             tmp.write_text(json.dumps({**meta, "step": step}, sort_keys=True))
             tmp.replace(root / LATEST)
-        return root / f"{_tag(step)}_partial"
+        self._saved = Saved(step, root / f"{_tag(step)}_partial", time.perf_counter() - started, 0.0)
+        return None
+
+    def finish_checkpoint(self) -> Saved | None:
+        saved, self._saved = self._saved, None
+        return saved
 
     def prune_checkpoints(self, root: Path, keep: int) -> None:
         """Nothing to do: SMP deletes old partial checkpoints itself (`num_kept_partial_checkpoints`)."""
