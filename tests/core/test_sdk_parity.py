@@ -457,7 +457,8 @@ FEATURE_CASES = [
     ), warns=("distribution.smdistributed.dataparallel",)),
     Case("max_wait without spot (the SDK's own TensorFlow release test sends it)", _spec(
         "tf-max-wait", **TENSORFLOW, instance_type="ml.c5.xlarge", checkpoints=True,
-        checkpoint_local_path="/test/checkpoint/path", max_wait=86400, max_retry_attempts=2,
+        # the release test's /test/checkpoint/path, moved under /opt/ml/ (compiler/rules/paths.py)
+        checkpoint_local_path="/opt/ml/test/checkpoint/path", max_wait=86400, max_retry_attempts=2,
     ), warns=("max_wait",)),
     Case("another framework's strategy, switched off (sent as the SDK sends it)", _spec(
         "gpt-mwms-off", **PYTORCH_2_2, instance_type="ml.c5.4xlarge",

@@ -1,0 +1,69 @@
+"""Paths a job mounts or syncs stay inside what is the workload's own.
+
+FSx for Lustre enforces no IAM per path: a channel's `directory_path` is what a job mounts, with the access mode
+it asks for, and the file system is shared by every workload of the environment (linked to the whole data
+bucket). So a channel may not mount the file system's root, and may write (`rw`) only under the workload's own
+directory, `/<workload name>/` in the file system (`/<MountName>/<workload name>/` in the request).
+
+SageMaker copies the checkpoint prefix into `checkpoint_local_path` before the algorithm starts and uploads
+everything under it while the job runs (the SDK's `checkpoint_local_path` documentation). The API allows any path
+(CheckpointConfig.LocalPath, pattern `.*`); the platform keeps it under `/opt/ml/`, the container's SageMaker
+directory, so what the checkpoint prefix holds cannot land in `/etc` or on the training code.
+
+Paths are compared by their segments, after dropping empty and `.` segments; a `..` segment is refused outright
+(what it points at depends on symbolic links the compiler cannot see).
+"""
+
+from __future__ import annotations
+
+from compiler.model import FsxChannel, Workload
+from compiler.reader import Findings
+from compiler.rules.registry import workload_rule
+
+CHECKPOINT_ROOT = ("opt", "ml")
+DEFAULT_CHECKPOINT_PATH = "/opt/ml/checkpoints"
+
+
+def segments(path: str) -> list[str] | None:
+    """The path's segments without empty and '.' ones; None when one is '..'."""
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    return None if ".." in parts else parts
+
+
+def normalized(path: str) -> str:
+    parts = segments(path)
+    return "/" + "/".join(parts or [])
+
+
+@workload_rule
+def fsx_channels_stay_in_bounds(w: Workload, f: Findings) -> None:
+    for channel in w.inputs:
+        if not isinstance(channel, FsxChannel):
+            continue
+        where = f"inputs.{channel.name}.directory_path"
+        parts = segments(channel.directory_path)
+        own = f"/{w.name}/"
+        if parts is None:
+            f.problem(where, "has a '..' segment; write the directory it means without one (e.g. /datasets/x)")
+        elif not parts:
+            f.problem(where, "is the root of the file system, which every workload shares: mount the directory the "
+                      f"channel needs (e.g. /datasets/x read only, or {own}... to write)")
+        elif channel.file_system_access_mode == "rw" and parts[0] != w.name:
+            f.problem(f"inputs.{channel.name}.file_system_access_mode", f"rw is allowed only under the workload's own "
+                      f"directory {own} (this channel mounts {normalized(channel.directory_path)}): write under "
+                      f"{own}..., or mount it ro")
+
+
+@workload_rule
+def checkpoint_path_stays_in_opt_ml(w: Workload, f: Findings) -> None:
+    path = w.checkpoint_local_path
+    if path is None:
+        return
+    parts = segments(path)
+    if parts is None:
+        f.problem("checkpoint_local_path", f"has a '..' segment; write the directory it means, e.g. "
+                  f"{DEFAULT_CHECKPOINT_PATH}")
+    elif tuple(parts[:2]) != CHECKPOINT_ROOT or len(parts) < 3:
+        f.problem("checkpoint_local_path", f"{normalized(path)} is not under /opt/ml/: SageMaker downloads the "
+                  f"checkpoints into it at start, so it must be a directory of its own there, e.g. "
+                  f"{DEFAULT_CHECKPOINT_PATH} (the default when left out)")

@@ -1,0 +1,101 @@
+"""FSx channels never mount the file system's root and write only under /<workload name>/; checkpoints stay in /opt/ml/.
+
+The base spec's workload is named `demo`. Each refusal has its neighbour just inside the boundary.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from compiler.errors import SpecError
+from compiler.model import FsxChannel
+from compiler.reader import Findings
+from compiler.request import compile_request
+from compiler.rules.paths import fsx_channels_stay_in_bounds
+from tests.project import ENVIRONMENTS
+
+
+def fsx(path: str, mode: str = "ro") -> dict:
+    return {"train": {"directory_path": path, "file_system_access_mode": mode}}
+
+
+def accepted(make, **changes):
+    try:
+        return make(**changes)
+    except SpecError as error:
+        pytest.fail(f"{changes} was refused: {error}")
+
+
+# -------------------------------------------------------------------------------------------- the file system's root
+
+
+@pytest.mark.parametrize("path", ["/", "/.", "/./", "//", "/./."])
+@pytest.mark.parametrize("mode", ["ro", "rw"])
+def test_the_root_is_refused(rejects, path, mode) -> None:
+    rejects("inputs.train.directory_path", "root of the file system", inputs=fsx(path, mode))
+
+
+@pytest.mark.parametrize("path", ["/..", "/datasets/..", "/datasets/../..", "/demo/../other", "/../demo"])
+def test_dot_dot_segments_are_refused(rejects, path) -> None:
+    # refused as the spec is read (compiler/spec/data.py); the rule refuses them again for a Workload built otherwise
+    rejects("inputs.train.directory_path", "path inside the file system", inputs=fsx(path, "ro"))
+
+
+@pytest.mark.parametrize("path", ["/d", "/datasets/gpt-tokens", "/./datasets/x", "/datasets/./x/", "/other-workload/out"])
+def test_a_directory_below_the_root_may_be_read(make, path) -> None:
+    accepted(make, inputs=fsx(path, "ro"))
+
+
+def test_the_request_mounts_the_path_under_the_mount_name(make) -> None:
+    workload = accepted(make, inputs=fsx("/demo/out", "rw"))
+    source = compile_request(workload, next(iter(ENVIRONMENTS.values())), training_image="x")["InputDataConfig"][0]
+    assert source["DataSource"]["FileSystemDataSource"]["DirectoryPath"] == "/${FsxMountName}/demo/out"
+
+
+# -------------------------------------------------------------------------------------------- rw under the workload's own
+
+
+@pytest.mark.parametrize("path", ["/demo", "/demo/", "/demo/out", "/./demo/out", "//demo//out/./x"])
+def test_rw_under_the_workloads_own_directory_passes(make, path) -> None:
+    accepted(make, inputs=fsx(path, "rw"))
+
+
+@pytest.mark.parametrize("path", ["/demox/out", "/demo-x", "/dem", "/datasets/demo", "/Demo/out"])
+def test_rw_elsewhere_is_refused(rejects, path) -> None:
+    rejects("inputs.train.file_system_access_mode", "only under the workload's own directory /demo/", "mount it ro",
+            inputs=fsx(path, "rw"))
+
+
+# -------------------------------------------------------------------------------------------- checkpoint_local_path
+
+
+@pytest.mark.parametrize("path", ["/opt/ml/checkpoints", "/opt/ml/checkpoints/", "/opt/ml/x", "/opt//ml/./checkpoints",
+                                  "/opt/ml/checkpoints/run-1"])
+def test_a_checkpoint_path_under_opt_ml_passes(make, path) -> None:
+    workload = accepted(make, checkpoints=True, checkpoint_local_path=path)
+    assert workload.checkpoint_local_path == path  # sent as written, as the SDK sends it
+
+
+@pytest.mark.parametrize(("path", "words"), [
+    ("/opt/ml/../../etc", "'..' segment"),
+    ("/opt/ml/checkpoints/..", "'..' segment"),
+    ("/opt/ml", "not under /opt/ml/"),
+    ("/opt/ml/", "not under /opt/ml/"),
+    ("/opt/ml/.", "not under /opt/ml/"),
+    ("/opt/mlx/checkpoints", "not under /opt/ml/"),
+    ("/opt/checkpoints", "not under /opt/ml/"),
+    ("/etc", "not under /opt/ml/"),
+    ("/", "not under /opt/ml/"),
+])
+def test_a_checkpoint_path_outside_opt_ml_is_refused(rejects, path, words) -> None:
+    rejects("checkpoint_local_path", words, "/opt/ml/checkpoints", checkpoints=True, checkpoint_local_path=path)
+
+
+def test_the_rule_refuses_dot_dot_in_a_workload_built_without_the_reader(make) -> None:
+    """The reader refuses '..' first; the rule does not rely on it."""
+    workload = dataclasses.replace(make(), inputs=(FsxChannel("train", "/demo/../other", "rw"),))
+    findings = Findings("demo.yaml")
+    fsx_channels_stay_in_bounds(workload, findings)
+    assert [(p.field, "'..' segment" in p.message) for p in findings.problems] == [("inputs.train.directory_path", True)]
