@@ -6,9 +6,17 @@ spec's own). `OverridePolicy` states those rules once: `compiler.state_machine.i
 Choice states, and `check()` below runs the same rules in Python, in the same order, with the same messages, so
 `trainctl start` refuses locally exactly what the state machine would refuse (a test runs both on hostile inputs).
 
+Text cannot carry commands: the SageMaker training toolkit up to 5.1.2 runs the job's command line through a shell
+(aws/sagemaker-training-toolkit#128), so an overriding string may hold only `SAFE_CHARACTERS` (letters, digits and
+`._:/=+@-`), unless the spec lists the hyperparameter's allowed values (`choices`), which are then the only ones
+accepted. Lists, objects and values of a spec's null are held to the same characters plus JSON's own punctuation
+(`TEXT_CHARACTERS`, `JSON_CHARACTERS`); both sets are tested on the value's compact JSON text, which the state machine
+writes with `States.JsonToString` (a quote or any other character inside a string comes out escaped with a backslash).
+
 One limit the state machine cannot measure is the length of an overriding string (Amazon States Language has no
 string-length function): `check()` applies SageMaker's limit, and the state machine reports SageMaker's own
-refusal of an over-long value as invalid input, before any job exists.
+refusal of an over-long value as invalid input, before any job exists. Names and their count need no run-time
+check: a run may only override names the spec declares, and the spec is checked against the same limits.
 
 Numbers must be finite (JSON allows 1e400, which parsers read as infinity). The generic Estimator sends `str()` of
 each value, which the state machine can write for scalars only: a spec's null there may become any scalar, and its
@@ -18,6 +26,7 @@ lists and objects cannot be overridden at all.
 from __future__ import annotations
 
 import json
+import string
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +36,11 @@ from compiler.model import Workload
 
 FIELDS = ("hyperparameters", "instance_count", "max_run")
 LARGEST_NUMBER = 1.7976931348623157e308  # the largest double: numbers beyond it (and NaN) are refused
+# What an overriding string may hold: no space, quote, `;`, `|`, `&`, `$`, backtick, `<`, `>`, `(`, `)`, `*`, `?`,
+# `~`, `!`, `#`, `%`, backslash, newline or other control character, nothing beyond ASCII.
+SAFE_CHARACTERS = string.ascii_letters + string.digits + "._:/=+@-"
+TEXT_CHARACTERS = SAFE_CHARACTERS + '"'  # a string's JSON text: the safe characters between two quotes
+JSON_CHARACTERS = TEXT_CHARACTERS + "[]{},"  # a list's or object's compact JSON text of safe strings and numbers
 
 
 def json_type(value: Any) -> str:
@@ -65,6 +79,7 @@ class OverridePolicy:
     max_run: int = 86400  # the spec's: the default and the ceiling
     max_wait: int | None = None
     str_encoded: bool = False  # the generic Estimator sends str() of each value, not JSON
+    choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # string hyperparameters' allowed values
 
     @classmethod
     def of(cls, workload: Workload) -> OverridePolicy:
@@ -87,6 +102,14 @@ class OverridePolicy:
     def expected_types(self) -> dict[str, str]:
         return {name: expected_type(value, self.str_encoded) for name, value in self.hyperparameters.items()}
 
+    def text_rules(self) -> dict[str, str]:
+        """The characters each hyperparameter's JSON text may hold; names with `choices` or a numeric or boolean type
+        (whose JSON text is always safe) have none."""
+        rules = {"string": TEXT_CHARACTERS, "scalar": TEXT_CHARACTERS, "structure": JSON_CHARACTERS,
+                 "any": JSON_CHARACTERS}
+        return {name: rules[kind] for name, kind in self.expected_types().items()
+                if kind in rules and name not in self.choices}
+
     # -------------------------------------------------------------------------------------------- messages
 
     def messages(self) -> dict[str, str]:
@@ -107,6 +130,16 @@ class OverridePolicy:
             "hp_value_type": f"hyperparameters: an override must keep the JSON type of the spec's value: {types}",
             "hp_value_length": f"hyperparameters: a value is longer than SageMaker's {self.value_max} characters as "
                                "sent; pass large values as a file in an input channel",
+            **{f"hp_choice.{n}": f"hyperparameters.{n}: must be one of {', '.join(c)} (the spec's choices for "
+                                 f"{n}); add the value to its choices in the spec to allow it"
+               for n, c in self.choices.items() if n in self.hyperparameters},
+            **{f"hp_unsafe.{n}": f"hyperparameters.{n}: text may hold only letters, digits and . _ : / = + @ - (no "
+                                 "spaces, quotes or shell characters: the training toolkit may run the command line "
+                                 "through a shell)" + (", in lists and objects also [ ] { } , and quotes around "
+                                 "strings" if chars == JSON_CHARACTERS else "")
+                                 + f"; pass other text in an input channel, or list the allowed values as the spec's "
+                                 f"choices for {n}"
+               for n, chars in self.text_rules().items()},
             "count": count,
             "max_run": f"max_run: must be an integer number of seconds from 1 to {self.max_run} (the spec's max_run)",
         }
@@ -151,10 +184,25 @@ class OverridePolicy:
         for name, value in given.items():
             if not _has_type(value, expected[name]):
                 return [m["hp_value_type"]]
+        problem = self._check_text(given, m)
+        if problem:
+            return [problem]
         for value in given.values():
             if len(self.encode(value)) > self.value_max:
                 return [m["hp_value_length"]]
         return []
+
+    def _check_text(self, given: Mapping[str, Any], m: dict[str, str]) -> str | None:
+        """The first value, in the spec's order (the state machine's), outside its choices or its characters."""
+        rules = self.text_rules()
+        for name in self.hyperparameters:
+            if name not in given:
+                continue
+            if name in self.choices and given[name] not in self.choices[name]:
+                return m[f"hp_choice.{name}"]
+            if name in rules and not set(json_text(given[name])) <= set(rules[name]):
+                return m[f"hp_unsafe.{name}"]
+        return None
 
     def encode(self, value: Any) -> str:
         """An overriding value as the state machine sends it: str() for the generic Estimator, else JSON.
@@ -165,6 +213,12 @@ class OverridePolicy:
         if self.str_encoded:
             return str(value)
         return json.dumps(value, separators=(",", ":"))
+
+
+def json_text(value: Any) -> str:
+    """Compact JSON, non-ASCII as it is: what the character rules are tested on (the state machine's
+    `States.JsonToString` may escape non-ASCII instead, which the rules refuse just the same, for the `\\`)."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def _number(value: Any) -> bool:

@@ -1,28 +1,67 @@
 """The states that check an execution's input first, compiled from the workload's `OverridePolicy`.
 
 Anything wrong ends the execution at once with error `InvalidInput` and the policy's message as the cause, before
-any job exists. How it checks without a Lambda: the input is turned into text (`States.JsonToString`) to see that
-it is an object; unknown keys are found by merging the known keys over (input merged with known keys) and
-comparing the JSON text with the known keys alone (equal exactly when there is no other key, as long as
-`States.JsonMerge` keeps the first object's key order); integers are told from fractions by splitting the number's
-JSON text at `.eE`. Bounds are written as `Not <= max` rather than `> max`, so infinity (JSON's 1e400) and NaN,
-which fail every comparison, are refused too.
+any job exists. How it checks without a Lambda, with documented intrinsic functions only and without relying on the
+key order of `States.JsonMerge` or `States.JsonToString` (which AWS does not document):
+
+- the input is turned into text (`States.JsonToString`) to see that it is an object;
+- unknown keys: the known keys, each set to 0, are merged over the input (`States.JsonMerge`: the second object's
+  values win), and both that and the known keys alone are written as text and split at `{`, `}` and `,`
+  (`States.StringSplit`). Without unknown keys both give the same pieces (`"name":0`), in whatever order; an unknown
+  key adds a piece no known key has (its name is quoted, so it cannot end in `":0` of a known one). The counts of
+  distinct pieces (`States.ArrayUnique`, `States.ArrayLength`) are compared;
+- characters: a value's text is split at every allowed character; it holds only those exactly when no piece is
+  left but empty ones (whether StringSplit keeps empty pieces is not documented: both answers are read right);
+- integers are told from fractions by splitting the number's JSON text at `.eE`.
+
+Bounds are written as `Not <= max` rather than `> max`, so infinity (JSON's 1e400) and NaN, which fail every
+comparison, are refused too.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from compiler.overrides import LARGEST_NUMBER, OverridePolicy
+from compiler.overrides import JSON_CHARACTERS, LARGEST_NUMBER, TEXT_CHARACTERS, OverridePolicy
 from compiler.state_machine.asl import fail, integer_parts, member
 
 FIRST = "Read input"
 LAST_NEXT = "Execution name taggable?"
+KEY_DELIMITERS = "{},"  # where the JSON text of an object of known names, each 0, splits into `"name":0` pieces
+CHARACTERS = "$.chars"  # the character sets, as data: `keys` (KEY_DELIMITERS), then one per text rule
+_SETS = {TEXT_CHARACTERS: "text", JSON_CHARACTERS: "json"}
 _SCALARS = ("IsString", "IsNumeric", "IsBoolean", "IsNull")
 # A value of each expected type: what an unchanged hyperparameter is checked as. Not the spec's own values: they can
 # be long, and a null inside a list fails the ASL schema.
 _SAMPLES: dict[str, Any] = {"boolean": False, "integer": 0, "number": 0, "string": "", "structure": {}, "any": 0,
                             "scalar": 0}
+
+
+def distinct_pieces(text: str, delimiters: str) -> str:
+    """How many different pieces `text` splits into at the characters of the string at path `delimiters`.
+
+    The characters travel as data, not as a quoted literal: `{` and `}` would need escapes there, which moto's
+    interpreter keeps as written while Step Functions removes them.
+    """
+    return f"States.ArrayLength(States.ArrayUnique(States.StringSplit({text}, {delimiters})))"
+
+
+def has_empty_piece(text: str, delimiters: str) -> str:
+    return f"States.ArrayContains(States.StringSplit({text}, {delimiters}), '')"
+
+
+def only_allowed(prefix: str) -> dict[str, Any]:
+    """A Choice rule true when the text measured into `<prefix>_n` / `<prefix>_e` held only allowed characters:
+    nothing left after splitting at them, or only empty pieces."""
+    return {"Or": [{"Variable": f"{prefix}_n", "NumericEquals": 0},
+                   {"And": [{"Variable": f"{prefix}_n", "NumericEquals": 1},
+                            {"Variable": f"{prefix}_e", "BooleanEquals": True}]}]}
+
+
+def character_sets(policy: OverridePolicy) -> dict[str, str]:
+    """The character sets the checks split at, by name (only those the policy uses)."""
+    used = set(policy.text_rules().values())
+    return {"keys": KEY_DELIMITERS, **{name: chars for chars, name in _SETS.items() if chars in used}}
 
 
 def _outside(path: str, low: float, high: float, next_state: str) -> list[dict[str, Any]]:
@@ -50,7 +89,8 @@ def _type_rule(path: str, expected: str) -> dict[str, Any] | None:
 def _shape_states(policy: OverridePolicy, m: dict[str, str]) -> dict[str, Any]:
     """Object? Known fields only? Values of the right JSON types?"""
     keys = {"top": dict.fromkeys(policy.fields, 0),
-            "hyperparameters": {n: _SAMPLES[t] for n, t in policy.expected_types().items()}}
+            "hyperparameters": {n: _SAMPLES[t] for n, t in policy.expected_types().items()},
+            "names": dict.fromkeys(policy.hyperparameters, 0)}
     defaults: dict[str, Any] = {"hyperparameters": {}, "max_run": policy.max_run, "instance_count": policy.instance_count}
     type_rules = [{"Not": {"Variable": "$.hp.text", "StringMatches": "{*"}, "Next": "Bad hyperparameters"},
                   {"Not": {"Variable": "$.merged.value.max_run", "IsNumeric": True}, "Next": "Bad max_run"}]
@@ -59,7 +99,8 @@ def _shape_states(policy: OverridePolicy, m: dict[str, str]) -> dict[str, Any]:
                               "Next": "Bad instance_count"})
     return {
         FIRST: {"Type": "Pass", "Parameters": {"given.$": "$", "text.$": "States.JsonToString($)", "keys": keys,
-                                               "defaults": defaults}, "Next": "Input is an object?"},
+                                               "defaults": defaults, "chars": character_sets(policy)},
+                "Next": "Input is an object?"},
         "Input is an object?": {
             "Type": "Choice",
             "Choices": [{"Not": {"Variable": "$.text", "StringMatches": "{*"}, "Next": "Input is not an object"}],
@@ -68,15 +109,15 @@ def _shape_states(policy: OverridePolicy, m: dict[str, str]) -> dict[str, Any]:
         "Input is not an object": fail(m["not_object"]),
         "Find unknown fields": {
             "Type": "Pass",
-            "Parameters": {"known.$": "States.JsonToString($.keys.top)",
-                           "seen.$": "States.JsonToString(States.JsonMerge($.keys.top, States.JsonMerge($.given, "
-                                     "$.keys.top, false), false))"},
+            "Parameters": {"known.$": distinct_pieces("States.JsonToString($.keys.top)", f"{CHARACTERS}.keys"),
+                           "seen.$": distinct_pieces("States.JsonToString(States.JsonMerge($.given, $.keys.top, false))",
+                                                     f"{CHARACTERS}.keys")},
             "ResultPath": "$.top",
             "Next": "Unknown fields?",
         },
         "Unknown fields?": {
             "Type": "Choice",
-            "Choices": [{"Not": {"Variable": "$.top.seen", "StringEqualsPath": "$.top.known"}, "Next": "Bad fields"}],
+            "Choices": [{"Not": {"Variable": "$.top.seen", "NumericEqualsPath": "$.top.known"}, "Next": "Bad fields"}],
             "Default": "Merge defaults",
         },
         "Bad fields": fail(m["keys"]),
@@ -100,7 +141,7 @@ def _value_rules(policy: OverridePolicy) -> list[dict[str, Any]]:
     run = "$.merged.value.max_run"
     rules += [{"Not": {"Variable": "$.measured.max_run_parts", "NumericEquals": 1}, "Next": "Bad max_run"},
               *_outside(run, 1, policy.max_run, "Bad max_run"),
-              {"Not": {"Variable": "$.measured.hp_seen", "StringEqualsPath": "$.measured.hp_known"},
+              {"Not": {"Variable": "$.measured.hp_seen", "NumericEqualsPath": "$.measured.hp_known"},
                "Next": "Unknown hyperparameter"}]
     for index, (name, expected) in enumerate(policy.expected_types().items()):
         path = member("$.hp_values.values", name)
@@ -112,7 +153,43 @@ def _value_rules(policy: OverridePolicy) -> list[dict[str, Any]]:
         if expected == "integer":
             rules.append({"Not": {"Variable": f"$.hp_parts.h{index}", "NumericEquals": 1},
                           "Next": "Bad hyperparameter type"})
+    return rules + _text_rules(policy)
+
+
+def _text_rules(policy: OverridePolicy) -> list[dict[str, Any]]:
+    """Per name, in the spec's order (as `check()`): a value outside its choices, or with a character its rule
+    does not allow."""
+    rules: list[dict[str, Any]] = []
+    text = policy.text_rules()
+    for index, name in enumerate(policy.hyperparameters):
+        if name in policy.choices:
+            path = member("$.merged.value.hyperparameters", name)
+            allowed = [{"Variable": path, "StringEquals": choice} for choice in policy.choices[name]]
+            rules.append({"And": [{"Variable": path, "IsPresent": True}, {"Not": {"Or": allowed}}],
+                          "Next": f"Not a choice {index}"})
+        elif name in text:
+            rules.append({"Not": only_allowed(f"$.hp_text.t{index}"), "Next": f"Unsafe value {index}"})
     return rules
+
+
+def _text_states(policy: OverridePolicy, m: dict[str, str]) -> dict[str, Any]:
+    """Measure each value's characters (the sample stands in for an unchanged one) and say which value is refused."""
+    states: dict[str, Any] = {}
+    measured: dict[str, str] = {}
+    text = policy.text_rules()
+    for index, name in enumerate(policy.hyperparameters):
+        if name in policy.choices:
+            states[f"Not a choice {index}"] = fail(m[f"hp_choice.{name}"])
+        elif name in text:
+            value = f"States.JsonToString({member('$.hp_values.values', name)})"
+            chars = f"{CHARACTERS}.{_SETS[text[name]]}"
+            measured[f"t{index}_n.$"] = distinct_pieces(value, chars)
+            measured[f"t{index}_e.$"] = has_empty_piece(value, chars)
+            states[f"Unsafe value {index}"] = fail(m[f"hp_unsafe.{name}"])
+    if measured:
+        states["Measure text"] = {"Type": "Pass", "Parameters": measured, "ResultPath": "$.hp_text",
+                                  "Next": "Check values"}
+    return states
 
 
 def input_states(policy: OverridePolicy) -> dict[str, Any]:
@@ -120,9 +197,9 @@ def input_states(policy: OverridePolicy) -> dict[str, Any]:
     m = policy.messages()
     states = _shape_states(policy, m)
     measured = {"max_run_parts.$": integer_parts("$.merged.value.max_run"),
-                "hp_known.$": "States.JsonToString($.keys.hyperparameters)",
-                "hp_seen.$": "States.JsonToString(States.JsonMerge($.keys.hyperparameters, States.JsonMerge("
-                             "$.merged.value.hyperparameters, $.keys.hyperparameters, false), false))"}
+                "hp_known.$": distinct_pieces("States.JsonToString($.keys.names)", f"{CHARACTERS}.keys"),
+                "hp_seen.$": distinct_pieces("States.JsonToString(States.JsonMerge($.merged.value.hyperparameters, "
+                                             "$.keys.names, false))", f"{CHARACTERS}.keys")}
     if policy.instance_count_max is not None:
         measured["count_parts.$"] = integer_parts("$.merged.value.instance_count")
         states["Bad instance_count"] = fail(m["count"])
@@ -130,6 +207,9 @@ def input_states(policy: OverridePolicy) -> dict[str, Any]:
     states["Measure values"] = {"Type": "Pass", "Parameters": measured, "ResultPath": "$.measured",
                                 "Next": "Measure integers" if policy.hyperparameters else "Check values"}
     states["Unknown hyperparameter"] = fail(m["hp_keys"])
+    text_states = _text_states(policy, m)
+    states.update(text_states)
+    after_integers = "Measure text" if "Measure text" in text_states else "Check values"
     if policy.hyperparameters:
         states["Bad hyperparameter type"] = fail(m["hp_value_type"])
         # Measuring a missing member would fail: the sample values stand in for the ones a run leaves unchanged.
@@ -137,13 +217,13 @@ def input_states(policy: OverridePolicy) -> dict[str, Any]:
             "Type": "Pass",
             "Parameters": {"values.$": "States.JsonMerge($.keys.hyperparameters, $.merged.value.hyperparameters, false)"},
             "ResultPath": "$.hp_values",
-            "Next": "Count integer parts" if integers else "Check values",
+            "Next": "Count integer parts" if integers else after_integers,
         }
     if integers:
         states["Count integer parts"] = {
             "Type": "Pass",
             "Parameters": {f"{k}.$": integer_parts(member("$.hp_values.values", n)) for k, n in integers.items()},
-            "ResultPath": "$.hp_parts", "Next": "Check values",
+            "ResultPath": "$.hp_parts", "Next": after_integers,
         }
     states["Check values"] = {"Type": "Choice", "Choices": _value_rules(policy), "Default": "Input is valid"}
     states["Input is valid"] = {

@@ -71,8 +71,18 @@ CASES: list[tuple[str, str | None]] = [
     ('{"hyperparameters": {"layers": "[1,2]"}}', "hp_value_type"), ('{"hyperparameters": {"opts": null}}', "hp_value_type"),
     ('{"hyperparameters": {"flag": true, "layers": {"a": [1, 2]}, "opts": [[[{"deep": [1, {"x": null}]}]]]}}', OK),
     ('{"hyperparameters": {"extra": {"any": [1, "two"]}}}', OK), ('{"hyperparameters": {"extra": 1.25}}', OK),
-    ('{"hyperparameters": {"name": "ü✓ 日本語 \\u2028 😀", "0th": "line\\nbreak \\"quoted\\" \\\\ back"}}', OK),
-    ('{"hyperparameters": {"name": "${OutputBucket} States.JsonToString($) {}\'"}}', OK),
+    ('{"hyperparameters": {"name": "ü✓ 日本語 \\u2028 😀", "0th": "line\\nbreak \\"quoted\\" \\\\ back"}}',
+     "hp_unsafe.name"),
+    ('{"hyperparameters": {"name": "${OutputBucket} States.JsonToString($) {}\'"}}', "hp_unsafe.name"),
+    # text that could reach a shell (issue 23): only letters, digits and ._:/=+@- in strings, in lists and objects too
+    ('{"hyperparameters": {"name": "x;cmd;echo"}}', "hp_unsafe.name"), ('{"hyperparameters": {"0th": "a b"}}', "hp_unsafe.0th"),
+    ('{"hyperparameters": {"data/path": "s3://b/$(id)"}}', "hp_unsafe.data/path"),
+    ('{"hyperparameters": {"layers": ["a;b"]}}', "hp_unsafe.layers"),
+    ('{"hyperparameters": {"opts": {"k": "`id`"}}}', "hp_unsafe.opts"),
+    ('{"hyperparameters": {"opts": {"k;x": 1}}}', "hp_unsafe.opts"), ('{"hyperparameters": {"extra": "a|b"}}', "hp_unsafe.extra"),
+    ('{"hyperparameters": {"extra": ["\\""]}}', "hp_unsafe.extra"),
+    ('{"hyperparameters": {"name": "gpt-125m", "0th": "A-Z_a.z:0/9=+@", "data/path": "s3://b/k=v/x+y@z"}}', OK),
+    ('{"hyperparameters": {"layers": ["s3://b/k", {"a": [1, -2.5e-3, true, null]}], "extra": {"k-1": "v:2"}}}', OK),
     ('{"hyperparameters": {"warmup-steps": 5, "data/path": "s3://other/k"}}', OK),
     # lengths as sent: JSON adds two quotes to a string; SageMaker takes 2,500 characters
     ('{"hyperparameters": {"name": "' + "x" * 2498 + '"}}', OK),
@@ -168,8 +178,8 @@ def test_generic_estimator_sends_str_of_each_value(generic: Deployed) -> None:
 
 
 @pytest.mark.parametrize(("overrides", "sent"), [
-    ({"mode": "slow \"run\" ü", "epochs": 10, "verbose": False, "lr": 2.5e-05},
-     {"mode": "slow \"run\" ü", "epochs": "10", "verbose": "False", "lr": "2.5e-05"}),
+    ({"mode": "slow.run-2", "epochs": 10, "verbose": False, "lr": 2.5e-05},
+     {"mode": "slow.run-2", "epochs": "10", "verbose": "False", "lr": "2.5e-05"}),
     ({"verbose": True, "lr": 3, "epochs": -1, "mode": ""}, {"verbose": "True", "lr": "3", "epochs": "-1", "mode": ""}),
     ({"nothing": "text"}, {"nothing": "text"}),
     ({"nothing": True}, {"nothing": "True"}),
@@ -191,6 +201,9 @@ def test_generic_overrides_are_sent_as_the_sdk_would(generic: Deployed, override
     ({"nothing": {"a": 1}}, "hp_value_type"),
     ({"epochs": "10"}, "hp_value_type"),
     ({"verbose": "True"}, "hp_value_type"),
+    ({"mode": "slow \"run\" ü"}, "hp_unsafe.mode"),
+    ({"mode": "a;b"}, "hp_unsafe.mode"),
+    ({"nothing": "$(id)"}, "hp_unsafe.nothing"),
 ])
 def test_generic_refuses_what_str_cannot_match(generic: Deployed, overrides: dict[str, Any], key: str) -> None:
     payload = json.dumps({"hyperparameters": overrides})
