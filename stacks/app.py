@@ -15,11 +15,12 @@ from typing import Any
 import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks
 
-from compiler.environments import Environment, zone_problems
+from compiler.environments import Environment
 from compiler.errors import SpecError
-from compiler.image_builds import ImageBuild, image_builds
+from compiler.image_builds import ImageBuild
+from compiler.pipeline import Compiled, compile_project
 from compiler.project import Project
-from compiler.spec import Loaded, load_workloads
+from compiler.spec import Loaded
 from platform_constructs.checkov import acknowledge_custom_resource_functions
 from platform_constructs.service_names import guard_service_names
 from platform_constructs.trust import provider_roles_trust_this_account
@@ -38,19 +39,16 @@ class PlatformApp:
     loaded: Loaded
     stages: dict[str, PlatformStage]
     workload_stacks: dict[str, WorkloadStacks]
+    compiled: Compiled
 
     def synth(self) -> cdk.cx_api.CloudAssembly:
         return self.app.synth()
 
 
-def check_inputs(project: Project) -> tuple[dict[str, Environment], dict[str, ImageBuild], Loaded]:
-    """Everything synth reads from the project, checked; raises SpecError listing every problem."""
-    envs = project.environments()
-    problems = zone_problems(project.context(), envs)
-    images = image_builds(project, sorted({e.region for e in envs.values()}))
-    if problems:
-        raise SpecError(problems)
-    return envs, images, load_workloads(project, envs, images=images)
+def check_inputs(project: Project) -> Compiled:
+    """Everything synth reads from the project, checked and compiled by the pipeline `trainctl validate` runs;
+    raises SpecError listing every problem."""
+    return compile_project(project)
 
 
 def build_app(project: Project, *, outdir: str | None = None, only: Iterable[str] | None = None,
@@ -61,7 +59,8 @@ def build_app(project: Project, *, outdir: str | None = None, only: Iterable[str
     `builtin_validation=False` turns off the CDK's own CloudFormation validation plugin (several seconds per
     synth), for callers that lint the templates themselves.
     """
-    envs, images, loaded = check_inputs(project)
+    compiled = check_inputs(project)
+    envs, images, loaded = compiled.environments, compiled.images, compiled.loaded
     app = cdk.App(context=dict(project.context() if context is None else context), outdir=outdir,
                   builtin_cloud_formation_validation=builtin_validation)
     cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
@@ -71,8 +70,9 @@ def build_app(project: Project, *, outdir: str | None = None, only: Iterable[str
     for name, env in envs.items():
         if name not in wanted:
             continue
-        workloads = loaded.workloads(name)
-        stage = PlatformStage(app, env, images=images, workloads=workloads, project_root=project.root)
+        workloads = compiled.workloads(name)
+        stage = PlatformStage(app, env, images=images, workloads=[c.workload for c in workloads],
+                              project_root=project.root)
         stages[name] = stage
         workload_stacks[name] = add_workload_stacks(stage, stage.platform, workloads)
         for stack in [*stage.platform_stacks, *workload_stacks[name].stacks]:
@@ -80,7 +80,7 @@ def build_app(project: Project, *, outdir: str | None = None, only: Iterable[str
             acknowledge_custom_resource_functions(stack)
             guard_service_names(stack)
     return PlatformApp(app=app, project=project, environments=envs, images=images, loaded=loaded, stages=stages,
-                       workload_stacks=workload_stacks)
+                       workload_stacks=workload_stacks, compiled=compiled)
 
 
 def main(project: Project) -> int:

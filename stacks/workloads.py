@@ -21,8 +21,8 @@ from constructs import Construct, IValidation
 
 from compiler import state_machine as sm
 from compiler.errors import Problem, SpecError
-from compiler.images import image_uri
-from compiler.model import Code, Workload
+from compiler.model import Code
+from compiler.pipeline import CompiledWorkload
 from compiler.placeholders import EXECUTION_ROLE_ARN, SOURCE_DIR_FILE_NAME, SOURCE_DIR_S3_URI
 from compiler.stack_layout import MAX_STACK_RESOURCES, shard_of, shard_problem, shard_stack_name, shard_template_bytes
 from platform_constructs.source_bundle import SourceBundle, write_bundle
@@ -55,7 +55,7 @@ class WorkloadsStack(cdk.Stack):
     """One shard of an environment's workloads."""
 
     def __init__(self, scope: Construct, index: int, *, platform: PlatformResources, runs: RunsStack,
-                 workloads: Sequence[Workload], build_dir: Path, project_root: Path, **kwargs: Any) -> None:
+                 workloads: Sequence[CompiledWorkload], build_dir: Path, project_root: Path, **kwargs: Any) -> None:
         env = platform.env
         super().__init__(scope, shard_stack_name(index), description=f"Training workloads ({env.name}): {len(workloads)} state "
                          "machines, one shard of the environment's workloads", **kwargs)
@@ -72,7 +72,8 @@ class WorkloadsStack(cdk.Stack):
         base = platform.substitutions() | {sm.NOTIFICATION_TOPIC_ARN: runs.topic.topic_arn}
         bundles: dict[tuple[Any, ...], SourceBundle] = {}
         self.node.add_validation(_SizeGuard(self))
-        for workload in sorted(workloads, key=lambda w: w.name):
+        for compiled in sorted(workloads, key=lambda w: w.name):
+            workload = compiled.workload
             values = dict(base)
             bundle = None
             if workload.code is not None:
@@ -83,13 +84,12 @@ class WorkloadsStack(cdk.Stack):
                 bundle = bundles[key]
                 values[SOURCE_DIR_S3_URI] = bundle.s3_uri
                 values[SOURCE_DIR_FILE_NAME] = source_file_name(bundle)
-            spec = sm.spec_for(workload, env)
-            text = sm.definition_string(sm.build_definition(spec))
+            spec, text = compiled.machine, compiled.definition  # compiled once, by the pipeline validate runs
             self._check_substitutions(spec, text, values)
             construct = TrainingWorkload(self, workload.name, workload=workload, environment=env, spec=spec,
                                          definition=text,
                                          platform=shared, source=bundle, substitutions=values,
-                                         image_uri=image_uri(workload, env.region))
+                                         image_uri=compiled.image)
             construct.add_failed_runs_alarm(runs.topic)
             self.workloads[workload.name] = construct
             definitions.append(text)
@@ -150,14 +150,14 @@ class WorkloadStacks:
         return {name: shard.node.id for shard in self.shards for name in shard.workloads}
 
 
-def add_workload_stacks(stage: Construct, platform: PlatformResources, workloads: Sequence[Workload], *,
+def add_workload_stacks(stage: Construct, platform: PlatformResources, workloads: Sequence[CompiledWorkload], *,
                         build_dir: Path | None = None) -> WorkloadStacks:
     """The Runs stack and the workload shards of one environment."""
     env = platform.env
     runs = RunsStack(stage, "Runs", settings=env, removal_policy=platform.removal_policy,
                      termination_protection=env.production)
     result = WorkloadStacks(runs=runs)
-    groups: dict[int, list[Workload]] = {}
+    groups: dict[int, list[CompiledWorkload]] = {}
     for workload in workloads:
         groups.setdefault(shard_of(workload.name, env.workload_shards), []).append(workload)
     for index in sorted(groups):

@@ -1,4 +1,7 @@
-"""`validate` and `render`: check every workload against every environment, and show one run's exact request."""
+"""`validate` and `render`: check every workload against every environment, and show one run's exact request.
+
+Both run the compile pipeline synth runs (`compiler.pipeline`), so what synth refuses, they refuse.
+"""
 
 from __future__ import annotations
 
@@ -8,57 +11,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from compiler import service_model
-from compiler import state_machine as sm
-from compiler.environments import Environment, zone_problems
-from compiler.errors import SpecError
-from compiler.model import Workload
-from compiler.placeholders import RUN_ID_LENGTH, substitute
-from compiler.request import compile_request
-from compiler.samples import sample_values
-from compiler.spec import load_workload, load_workloads
-from compiler.stack_layout import layout_problems
+from compiler.pipeline import compile_one, compile_project
 from trainctl.common import project_of
-
-
-def full_validation(request: dict[str, Any], env: Environment, attempt: int = 0) -> list[str]:
-    """The service model's full check (max, pattern, enum) with realistic deploy-time values for the environment.
-
-    The run id is the longest the state machine makes and the attempt the highest it reaches, so the job name is
-    checked at its longest.
-    """
-    values = sample_values(request, region=env.region, account=env.account, RunId="f" * RUN_ID_LENGTH,
-                           Attempt=str(attempt))
-    return service_model.validate_request(substitute(request, values))
-
-
-def check_compiled(workloads: list[Workload], env: Environment) -> list[str]:
-    """Compile each request and state machine, check the requests against SageMaker's model and the stacks' sizes."""
-    problems: list[str] = []
-    definitions: dict[str, str] = {}
-    for workload in workloads:
-        request = compile_request(workload, env)
-        problems += [f"{workload.source}: request for {env.name}: {p}"
-                     for p in full_validation(request, env, workload.capacity_retry.max_attempts)]
-        definitions[workload.name] = sm.definition_string(sm.build_definition(sm.spec_for(workload, env)))
-    return problems + [str(p) for p in layout_problems(env, definitions)]
 
 
 def validate(args: argparse.Namespace) -> int:
     project = project_of(args)
-    envs = project.environments()
-    zones = zone_problems(project.context(), envs)
-    if zones:
-        raise SpecError(zones)
-    loaded = load_workloads(project, envs, Path(args.directory).resolve() if args.directory else None)
-    for warning in loaded.warnings:
+    compiled = compile_project(project, directory=Path(args.directory).resolve() if args.directory else None)
+    for warning in compiled.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    problems = [p for env in envs.values() for p in check_compiled(loaded.workloads(env.name), env)]
-    if problems:
-        print("\n".join(problems), file=sys.stderr)
-        return 1
-    counts = ", ".join(f"{name}: {len(loaded.workloads(name))}" for name in envs)
-    print(f"{len(loaded.specs)} workloads valid for {len(envs)} environments ({counts})")
+    envs = compiled.environments
+    counts = ", ".join(f"{name}: {len(compiled.workloads(name))}" for name in envs)
+    print(f"{len(compiled.loaded.specs)} workloads valid for {len(envs)} environments ({counts})")
     return 0
 
 
@@ -68,18 +32,10 @@ def render(args: argparse.Namespace) -> int:
     if args.env not in envs:
         print(f"unknown environment '{args.env}'; cdk.json declares {', '.join(envs)}", file=sys.stderr)
         return 2
-    env = envs[args.env]
-    workload = load_workload(project, args.spec, env)
-    for warning in workload.warnings:
+    compiled = compile_one(project, args.spec, args.env)
+    for warning in compiled.workload.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    if args.state_machine:
-        document: Any = sm.build_definition(sm.spec_for(workload, env))
-    else:
-        document = compile_request(workload, env)
-        problems = full_validation(document, env, workload.capacity_retry.max_attempts)
-        if problems:
-            print("\n".join(f"{workload.source}: request for {env.name}: {p}" for p in problems), file=sys.stderr)
-            return 1
+    document: Any = json.loads(compiled.definition) if args.state_machine else compiled.request
     json.dump(document, sys.stdout, indent=2)
     sys.stdout.write("\n")
     return 0

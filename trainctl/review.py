@@ -363,10 +363,10 @@ def review(args: argparse.Namespace) -> int:
 
 
 def _validation_warnings(project: Project) -> list[str]:
-    from compiler.spec import load_workloads
+    from compiler.pipeline import compile_project
 
     try:
-        return load_workloads(project, project.environments()).warnings
+        return compile_project(project).warnings
     except Exception as error:  # the synth above already passed; report rather than fail the review
         return [f"could not list validation warnings: {error}"]
 

@@ -18,7 +18,7 @@ from compiler import catalog, strategies
 from compiler.describe import fallback_costs
 from compiler.errors import SpecError
 from compiler.model import Workload
-from compiler.spec import load_workloads
+from compiler.pipeline import compile_project
 from trainctl.common import project_of
 
 
@@ -134,9 +134,9 @@ def _run(args: argparse.Namespace) -> int:
     if not (outdir / "manifest.json").is_file():
         print(f"no cloud assembly in {outdir}: run `npx cdk synth` first (or pass --cdk-out DIR)")
         return 2
-    loaded = load_workloads(project, project.environments())
+    compiled = compile_project(project)  # the pipeline synth ran: the same workloads and warnings
     try:
-        print(render_summary(outdir, loaded.by_environment, loaded.warnings))
+        print(render_summary(outdir, compiled.loaded.by_environment, compiled.warnings))
     except SpecError:
         print(f"{outdir} holds no environment assembly (assembly-<env>/): was it synthesized by app.py?")
         return 2

@@ -272,11 +272,12 @@ def _by_name(project: Project, name: str) -> Path:
     raise SpecError(Problem("", name, f"no such workload; {hint}known: {', '.join(known) or 'none'}"))
 
 
-def load_workload(project: Project, name_or_path: str, env: Environment) -> Workload:
+def load_workload(project: Project, name_or_path: str, env: Environment,
+                  images: Collection[str] | None = None) -> Workload:
     """One workload as it deploys to one environment (raises SpecError when it does not deploy there)."""
     path = find_spec(project, name_or_path)
     loaded = Loaded(by_environment={env.name: {}})
-    problems = _load_one(path, project, {env.name: env}, loaded, declared=project.environments())
+    problems = _load_one(path, project, {env.name: env}, loaded, images, declared=project.environments())
     if problems:
         raise SpecError(problems)
     spec = loaded.specs[0]

@@ -79,7 +79,8 @@ def test_render_errors_are_messages_not_tracebacks(args, message):
 def test_render_runs_the_full_service_model_check(tmp_path):
     project = tmp_path / "project"
     (project / "workloads").mkdir(parents=True)
-    for name in ("cdk.json", "cdk.context.json"):
+    for name in ("cdk.json", "cdk.context.json", "training/Dockerfile"):  # the image build is checked too
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
         (project / name).write_text((ROOT / name).read_text())
     (project / "workloads" / "t.yaml").write_text(
         "name: t\nimage_uri: 123456789012.dkr.ecr.us-east-1.amazonaws.com/x:1\ninstance_type: ml.m5.xlarge\n"

@@ -1,0 +1,201 @@
+"""The one compile pipeline: what `trainctl validate`, `render`, `summary`, `review` and `cdk synth` all run.
+
+From the project's files to each workload's compiled result, with every check on the way: the cached zones, the
+images this project builds, the specs (per environment), each request against SageMaker's model at its longest,
+the state machine's definition, the deploy-time values it needs against those the environment provides, the code
+bundle (links, size, names) and the shards' sizes. Synth builds its constructs from these results after the
+pipeline passed, so nothing synth refuses for a spec passes validate, and each workload is compiled once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from compiler import placeholders as ph
+from compiler import service_model, sourcedir
+from compiler import state_machine as sm
+from compiler.environments import Environment, zone_problems
+from compiler.errors import Problem, SpecError
+from compiler.image_builds import ImageBuild, image_builds
+from compiler.images import image_uri
+from compiler.model import Code, Workload
+from compiler.project import Project
+from compiler.samples import sample_values
+from compiler.spec import Loaded, load_workload, load_workloads
+from compiler.stack_layout import layout_problems
+
+# Deploy-time values every environment's platform provides to each state machine (stacks/platform.py, runs.py).
+ENVIRONMENT_NAMES = frozenset({ph.TRAINING_SUBNET_ID, ph.TRAINING_SECURITY_GROUP_ID, ph.DATA_BUCKET, ph.OUTPUT_BUCKET,
+                               ph.CHECKPOINT_BUCKET, ph.KMS_KEY_ARN, sm.NOTIFICATION_TOPIC_ARN})
+FILE_SYSTEM_NAMES = frozenset({ph.FILE_SYSTEM_ID, ph.FSX_MOUNT_NAME})
+CODE_NAMES = frozenset({ph.SOURCE_DIR_S3_URI, ph.SOURCE_DIR_FILE_NAME})
+ROLE_NAMES = frozenset({ph.EXECUTION_ROLE_ARN})  # the workload's own role, made with its state machine
+
+
+@dataclass(frozen=True)
+class CompiledWorkload:
+    """One workload compiled for one environment: everything the CLI prints and the CDK layer builds from."""
+
+    workload: Workload
+    environment: Environment
+    machine: sm.MachineSpec  # holds the primary CreateTrainingJob request (`request`)
+    definition: str  # the state machine's definition, as the template holds it
+    deploy_time_names: frozenset[str]  # the `${Name}`s the definition needs from DefinitionSubstitutions
+    image: str  # the TrainingImage (a placeholder for an image this project builds)
+    bundle: sourcedir.Scan | None  # the code's files, or None for an image-only job
+
+    @property
+    def request(self) -> dict[str, Any]:
+        return self.machine.request
+
+    @property
+    def name(self) -> str:
+        return self.workload.name
+
+
+@dataclass
+class Compiled:
+    """Every workload of the project compiled for every environment it deploys to."""
+
+    project: Project
+    environments: dict[str, Environment]
+    images: dict[str, ImageBuild]
+    loaded: Loaded
+    by_environment: dict[str, list[CompiledWorkload]] = field(default_factory=dict)
+
+    @property
+    def warnings(self) -> list[str]:
+        return self.loaded.warnings
+
+    def workloads(self, env: str) -> list[CompiledWorkload]:
+        """The compiled workloads of one environment, by name."""
+        return self.by_environment.get(env, [])
+
+
+def provided_names(env: Environment, images: Collection[str], code: bool) -> frozenset[str]:
+    """The deploy-time values the environment's stacks give a workload's state machine (stacks/platform.py)."""
+    names = set(ENVIRONMENT_NAMES | ROLE_NAMES)
+    if env.fsx is not None:
+        names |= FILE_SYSTEM_NAMES
+    if code:
+        names |= CODE_NAMES
+    for repository in images:
+        names |= {ph.repository_key(repository), ph.image_uri_key(repository)}
+    return frozenset(names)
+
+
+def full_validation(request: Mapping[str, Any], env: Environment, attempt: int = 0) -> list[str]:
+    """The service model's full check (max, pattern, enum) with realistic deploy-time values for the environment.
+
+    The run id is the longest the state machine makes and the attempt the highest it reaches, so the job name is
+    checked at its longest.
+    """
+    values = sample_values(dict(request), region=env.region, account=env.account, RunId="f" * ph.RUN_ID_LENGTH,
+                           Attempt=str(attempt))
+    return service_model.validate_request(ph.substitute(dict(request), values))
+
+
+def missing_names_problem(workload: Workload, env: Environment, needed: Iterable[str],
+                          provided: Collection[str]) -> Problem | None:
+    """The refusal for a definition that needs a deploy-time value the environment does not provide."""
+    missing = sorted(set(needed) - set(provided))
+    if not missing:
+        return None
+    return Problem(workload.source, "inputs/image", "needs " + ", ".join(missing) + f", which environment "
+                   f"'{env.name}' does not provide (an FSx channel without a file system, or an image repository "
+                   "this project does not build?)")
+
+
+def bundle_problems(workload: Workload, scan: sourcedir.Scan, root: Path) -> list[Problem]:
+    """The code bundle's refusals (links, special files, size, clashing names), naming the spec and its field."""
+    code = workload.code
+    if code is None:
+        return []
+    fields = ["source_dir" if code.source_dir is not None else "entry_point"] + (["dependencies"]
+                                                                                  if code.dependencies else [])
+    prefix = f"{Path(root).absolute()}/"
+    return [Problem(workload.source, "/".join(fields), p.replace(prefix, "")) for p in scan.problems]
+
+
+class _Bundles:
+    """One scan per distinct bundle (the same code ships in several workloads and environments)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.scans: dict[tuple[Any, ...], sourcedir.Scan] = {}
+
+    def scan(self, code: Code) -> sourcedir.Scan:
+        key = (code.source_dir, code.entry_point_path, code.dependencies)
+        if key not in self.scans:
+            self.scans[key] = sourcedir.scan(code.source_dir, code.entry_point_path, code.dependencies, self.root)
+        return self.scans[key]
+
+
+def compile_workload(workload: Workload, env: Environment, images: Collection[str],
+                     bundles: _Bundles) -> tuple[CompiledWorkload, list[Problem]]:
+    """One checked workload compiled for one environment, with every problem synth would stop on."""
+    machine = sm.spec_for(workload, env)
+    definition = sm.definition_string(sm.build_definition(machine))
+    names = frozenset(sm.deploy_time_names(definition))
+    problems = [Problem(workload.source, "", f"request for {env.name}: {p}")
+                for p in full_validation(machine.request, env, workload.capacity_retry.max_attempts)]
+    missing = missing_names_problem(workload, env, names, provided_names(env, images, workload.code is not None))
+    problems += [missing] if missing is not None else []
+    scan = bundles.scan(workload.code) if workload.code is not None else None
+    problems += bundle_problems(workload, scan, bundles.root) if scan is not None else []
+    compiled = CompiledWorkload(workload=workload, environment=env, machine=machine, definition=definition,
+                                deploy_time_names=names, image=image_uri(workload, env.region), bundle=scan)
+    return compiled, problems
+
+
+def project_images(project: Project, envs: Mapping[str, Environment]) -> dict[str, ImageBuild]:
+    """The images this project builds, checked in every environment's region."""
+    return image_builds(project, sorted({e.region for e in envs.values()}))
+
+
+def compile_project(project: Project, *, directory: Path | None = None) -> Compiled:
+    """Every workload of the project, checked and compiled for every environment; raises one SpecError with every
+    problem (what validate prints and what stops synth)."""
+    envs = project.environments()
+    problems = list(zone_problems(project.context(), envs))
+    images: dict[str, ImageBuild] = {}
+    try:
+        images = project_images(project, envs)
+    except SpecError as error:
+        problems = error.problems + problems
+    if problems:
+        raise SpecError(problems)
+    loaded = load_workloads(project, envs, directory, images=images)
+    compiled = Compiled(project=project, environments=envs, images=images, loaded=loaded)
+    bundles = _Bundles(project.root)
+    for env in envs.values():
+        results = [compile_workload(w, env, images, bundles) for w in loaded.workloads(env.name)]
+        compiled.by_environment[env.name] = [result for result, _ in results]
+        problems += [p for _, found in results for p in found]
+        problems += layout_problems(env, {c.name: c.definition for c in compiled.by_environment[env.name]})
+    if problems:
+        raise SpecError(_once(problems))
+    return compiled
+
+
+def _once(problems: list[Problem]) -> list[Problem]:
+    """Each problem once (a bundle shared by workloads, or one workload in several environments, repeats them)."""
+    return list(dict.fromkeys(problems))
+
+
+def compile_one(project: Project, name_or_path: str, env_name: str) -> CompiledWorkload:
+    """One workload (by name or path) compiled for one environment, with the checks that concern it alone."""
+    envs = project.environments()
+    if env_name not in envs:
+        raise SpecError(Problem("", "--env", f"unknown environment '{env_name}'; cdk.json declares "
+                                f"{', '.join(envs)}"))
+    env = envs[env_name]
+    images = project_images(project, {env_name: env})
+    workload = load_workload(project, name_or_path, env, images=images)
+    result, problems = compile_workload(workload, env, images, _Bundles(project.root))
+    if problems:
+        raise SpecError(problems)
+    return result
