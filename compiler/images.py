@@ -7,10 +7,13 @@ Framework images are resolved from the pinned SDK's image catalog without import
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from functools import cache
+from typing import Any
 
-from compiler import placeholders
+from compiler import placeholders, sdk_rules
 from compiler.framework_images import ImageNotFound, cluster_image_instance_type, training_image_uri
 from compiler.model import ProjectImage, UriImage, Workload
 
@@ -51,6 +54,38 @@ def ecr_parts(uri: str) -> dict[str, str] | None:
         return None
     return {"account": match["account"], "region": match["region"], "repository": match["repo"],
             "partition": "aws-cn" if match["cn"] else "aws"}
+
+
+# OCI image spec, descriptor.md: a sha256 digest is `sha256:` and 64 lowercase hex digits. `repo:tag@digest` pulls the
+# digest (the tag is ignored), so a trailing digest pins the image whatever precedes it.
+_DIGEST_SUFFIX = re.compile(r"@sha256:[a-f0-9]{64}$")
+
+
+def pinned_by_digest(uri: str) -> bool:
+    """Whether an image URI names one image for good (a digest), rather than a tag its owner can move."""
+    return bool(_DIGEST_SUFFIX.search(uri))
+
+
+@cache
+def aws_image_accounts(region: str) -> frozenset[str]:
+    """The AWS accounts that publish the images of the pinned SDK's catalog in a region (Deep Learning Containers,
+    SMP, built-in algorithms): `registries` in every `sagemaker/image_uri_config/*.json`."""
+    accounts: set[str] = set()
+    for path in sorted((sdk_rules.sdk_root() / "image_uri_config").glob("*.json")):
+        accounts.update(_registries(json.loads(path.read_text()), region))
+    return frozenset(accounts)
+
+
+def _registries(config: Any, region: str) -> Iterator[str]:
+    if isinstance(config, dict):
+        registries = config.get("registries")
+        if isinstance(registries, dict) and isinstance(registries.get(region), str):
+            yield registries[region]
+        for value in config.values():
+            yield from _registries(value, region)
+    elif isinstance(config, list):
+        for value in config:
+            yield from _registries(value, region)
 
 
 def ecr_repository_arn(uri: str) -> str | None:
