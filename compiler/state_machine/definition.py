@@ -431,7 +431,8 @@ def build_definition(spec: MachineSpec) -> dict[str, Any]:
         "States": states,
     }
     # What CreateStateMachine would refuse stops validate, synth and the tests here, before any deploy.
-    problems = [*integrations.definition_problems(definition, spec.source),
+    problems = [*input_check.limit_problems(spec.policy, spec.request.get("HyperParameters", {}), spec.source),
+                *integrations.definition_problems(definition, spec.source),
                 *intrinsics.definition_problems(definition, spec.source)]
     if problems:
         raise SpecError(problems)

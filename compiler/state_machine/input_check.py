@@ -20,8 +20,11 @@ comparison, are refused too.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from compiler.errors import Problem
+from compiler.limits import limits
 from compiler.overrides import JSON_CHARACTERS, LARGEST_NUMBER, TEXT_CHARACTERS, OverridePolicy
 from compiler.state_machine.asl import fail, integer_parts, member
 
@@ -190,6 +193,27 @@ def _text_states(policy: OverridePolicy, m: dict[str, str]) -> dict[str, Any]:
         states["Measure text"] = {"Type": "Pass", "Parameters": measured, "ResultPath": "$.hp_text",
                                   "Next": "Check values"}
     return states
+
+
+def limit_problems(policy: OverridePolicy, compiled: Mapping[str, Any], source: str) -> list[Problem]:
+    """SageMaker's limits on names and entries, which hold for every run when they hold here.
+
+    A run overrides only names the spec declares (anything else is refused), so after the merge over the compiled
+    HyperParameters no name is new: the names' lengths and the number of entries are those of the compiled request.
+    Only the values' lengths vary per run (`check()`; in the state machine, SageMaker's own refusal).
+    """
+    lim = limits()
+    problems = [Problem(source, f"hyperparameters.{name}", f"a name of at most {lim.hyperparameter_key_max} "
+                        "characters (SageMaker's HyperParameterKey); shorten it")
+                for name in policy.hyperparameters if len(name) > lim.hyperparameter_key_max]
+    missing = [name for name in policy.hyperparameters if name not in compiled]
+    if missing:
+        problems.append(Problem(source, "hyperparameters", f"{', '.join(missing)}: overridable but not in the "
+                                "compiled request, so a run would add entries"))
+    if len(compiled) > lim.hyperparameters_max:
+        problems.append(Problem(source, "hyperparameters", f"{len(compiled)} entries with the SDK's own; SageMaker "
+                                f"takes at most {lim.hyperparameters_max}; remove some"))
+    return problems
 
 
 def input_states(policy: OverridePolicy) -> dict[str, Any]:

@@ -41,7 +41,7 @@ FALLBACK_EFA = {
 }
 # The generic Estimator without source_dir sends str() of each value. `nothing` (null) may become any scalar.
 GENERIC = {
-    "name": "sm-generic", "image_uri": "123456789012.dkr.ecr.us-east-1.amazonaws.com/trainer:1.0",
+    "name": "sm-generic", "image_uri": "123456789012.dkr.ecr.us-east-1.amazonaws.com/trainer@sha256:" + "ab12" * 16,
     "instance_type": "ml.m5.xlarge", "max_run": 7200, "environments": {"dev": {}},
     "hyperparameters": {"mode": "fast", "epochs": 3, "verbose": True, "lr": 0.5, "nothing": None,
                         "layers": [64, 32]},
