@@ -1,9 +1,11 @@
 """Training throughput of the shipped GPT trainer: tokens/s per GPU and model FLOPs utilisation (MFU).
 
 Runs the trainer's own model, DDP / FSDP2 wrapping and fused AdamW on synthetic tokens (so data
-loading is not measured), bf16 autocast, optional torch.compile, and reports for each mode:
-tokens per second per GPU, milliseconds per step, and MFU = achieved model FLOP/s per GPU divided by
-the GPU's dense bf16 peak from `compiler.catalog.dense_bf16_tflops()` (the single source of peaks).
+loading is not measured), bf16 autocast, optional torch.compile (as the trainer compiles: the whole model under
+DDP, each block under FSDP), and reports for each mode: tokens per second per GPU, milliseconds per step, the
+seconds one checkpoint (model + AdamW) blocks training and then writes in the background, and MFU = achieved
+model FLOP/s per GPU divided by the GPU's dense bf16 peak from `compiler.catalog.dense_bf16_tflops()` (the single
+source of peaks).
 Model FLOPs per token follow the PaLM convention, see `gptlm.model.flops_per_token`.
 
     python bench/train_throughput.py                       # one GPU: gpt-350m, seq 1024, DDP and FSDP
@@ -19,14 +21,16 @@ import datetime
 import json
 import os
 import platform
+import shutil
 import socket
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import torch
 import torch.distributed as dist
-from gptlm import optim, parallel
+from gptlm import dcp, optim, parallel
 from gptlm.model import GPT, build_config, count_parameters, flops_per_token
 
 from compiler.catalog import dense_bf16_tflops
@@ -83,7 +87,7 @@ def measure(mode: str, model_name: str, seq_len: int, micro_batch: int, steps: i
     with torch.device(device):
         model = GPT(cfg)
     if compile_model and cuda:
-        parallel.compile_blocks(model)
+        parallel.compile_model(model, mode)  # as the trainer does: the whole model under DDP, per block under FSDP
     module = parallel.wrap(model, mode, device, distributed=True, bf16=cuda)
     optimizer = optim.build_optimizer(module, 3e-4, 0.1, fused=cuda)
     x = torch.randint(0, cfg.vocab_size, (micro_batch, seq_len + 1), device=device)
@@ -117,7 +121,27 @@ def measure(mode: str, model_name: str, seq_len: int, micro_batch: int, steps: i
         "flops_per_token": flops_per_token(cfg),
         "peak_memory_gib": torch.cuda.max_memory_allocated() / 2**30 if cuda else None,
     }
+    result.update(measure_checkpoint(module, optimizer, mode, world))
     return result
+
+
+def measure_checkpoint(module: torch.nn.Module, optimizer: torch.optim.Optimizer, mode: str, world: int
+                       ) -> dict[str, float]:
+    """One checkpoint (model + AdamW state) the way the trainer saves it: seconds training is blocked (staging to
+    CPU memory) and seconds the write then runs in the background. Local disk, a folder every rank shares."""
+    folder = Path(tempfile.gettempdir()) / f"train-throughput-checkpoint-{mode}"
+    if dist.get_rank() == 0:
+        shutil.rmtree(folder, ignore_errors=True)
+    dist.barrier()
+    saver = dcp.Saver(dist.get_rank(), world, asynchronous=True)
+    started = time.perf_counter()
+    saver.start(folder, 0, module, optimizer, {"bench": mode})
+    blocking = time.perf_counter() - started
+    saved = saver.finish()
+    dist.barrier()
+    if dist.get_rank() == 0:
+        shutil.rmtree(folder, ignore_errors=True)
+    return {"checkpoint_blocking_s": blocking, "checkpoint_background_s": saved.background_seconds if saved else 0.0}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -167,11 +191,12 @@ def main(argv: list[str] | None = None) -> int:
                  else "no bf16 peak in the catalog for this GPU: MFU n/a" if cuda else "no GPU: MFU n/a")
     print(f"GPU: {gpu_name} x{world}; {peak_text}; torch {torch.__version__}; {platform.node()}; {date}")
     print(f"{'mode':5} {'model':9} {'params':>8} {'seq':>5} {'mbs':>4} {'compile':>7} "
-          f"{'tokens/s/GPU':>13} {'step_ms':>8} {'MFU':>6}")
+          f"{'tokens/s/GPU':>13} {'step_ms':>8} {'MFU':>6} {'ckpt_block_s':>12} {'ckpt_write_s':>12}")
     for r in results:
         mfu_text = f"{100 * r['mfu']:.1f}%" if r["mfu"] is not None else "n/a"
         print(f"{r['mode']:5} {r['model']:9} {r['params'] / 1e6:7.1f}M {r['seq_len']:5} {r['micro_batch_size']:4} "
-              f"{r['compile']!s:>7} {r['tokens_per_sec_per_gpu']:13.1f} {r['step_time_ms']:8.1f} {mfu_text:>6}")
+              f"{r['compile']!s:>7} {r['tokens_per_sec_per_gpu']:13.1f} {r['step_time_ms']:8.1f} {mfu_text:>6} "
+              f"{r['checkpoint_blocking_s']:12.2f} {r['checkpoint_background_s']:12.2f}")
     if args.json:
         args.json.write_text(json.dumps({"gpu": gpu_name, "catalog_gpu": key, "peak_tflops": peak, "date": date,
                                          "torch": torch.__version__, "results": results}, indent=2))

@@ -124,6 +124,7 @@ def test_resume_after_sigterm_matches_an_uninterrupted_run(uninterrupted, shards
     resumed = torchrun(args, tmp_path, shards_dir)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert f"resumed from checkpoint step={k}" in resumed.stdout
+    assert re.search(rf"^first step done step={k + 1} seconds_since_start=\d+\.\d$", resumed.stdout, re.MULTILINE)
     expected, actual = _weights(uninterrupted[mode][0]), _weights(tmp_path)
     for key in expected:
         assert torch.equal(expected[key], actual[key]), key

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import torch
 
+import gptlm
 from gptlm import hparams, optim
 from gptlm.backends.base import Backend
 from gptlm.checkpoint import Saved
@@ -199,6 +200,8 @@ class Loop:
             while step < cfg.max_steps:
                 loss_sum += self._train_step(step)
                 step += 1
+                if step == start + 1:
+                    b.log(f"first step done step={step} seconds_since_start={time.monotonic() - gptlm.STARTED:.1f}")
                 logged_steps += 1
                 interval.add(1, tokens_per_step)
                 if _due(step, cfg.log_every, cfg.max_steps):

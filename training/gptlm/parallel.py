@@ -24,9 +24,16 @@ class ParallelismError(UserError, RuntimeError):
     """The requested parallelism cannot run in this container."""
 
 
-def compile_blocks(model: GPT) -> None:
-    """Compile each transformer block in place: parameter names stay the same (checkpoints are unaffected)
-    and FSDP keeps one all-gather per block, the granularity torch.compile handles best."""
+def compile_model(model: GPT, mode: str) -> None:
+    """Compile in place for `mode`; parameter names stay the same, so checkpoints do not depend on it.
+
+    DDP: the whole model as one graph (per-block compilation cost 9% of throughput at gpt-350m on an H200: graph
+    breaks between blocks and no fusion across them). FSDP (and SMP v2's FSDP1): each transformer block, so FSDP
+    keeps one all-gather per block, the granularity torch.compile handles best with sharded parameters.
+    """
+    if mode == "ddp":
+        model.compile()
+        return
     for block in model.blocks:
         block.compile()
 

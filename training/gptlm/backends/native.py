@@ -8,6 +8,7 @@ size or DDP/FSDP.
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +16,14 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
-from gptlm import checkpoint, dcp, distenv, optim, parallel
+from gptlm import checkpoint, dcp, distenv, hparams, optim, parallel
 from gptlm.backends.base import Backend
 from gptlm.checkpoint import Found, Saved
 from gptlm.distenv import DistEnv
 from gptlm.hparams import TrainConfig
 from gptlm.model import GPT
+
+COMPILE_CACHE = "compile_cache"  # folder beside the step_<N> checkpoints; pruning leaves it alone
 
 
 class NativeBackend(Backend):
@@ -56,9 +59,17 @@ class NativeBackend(Backend):
     def _parallelism(self) -> str:
         return self.config.parallelism
 
+    def _compile_mode(self) -> str:
+        """How `parallel.compile_model` compiles for this backend's wrapping."""
+        return self.config.parallelism
+
     def _maybe_compile(self, model: GPT) -> None:
         if self.config.compile and self.cuda:
-            parallel.compile_blocks(model)
+            # Compiled artefacts go beside the checkpoints, which SageMaker syncs to S3 and restores on a relaunch,
+            # so a relaunched job reuses them instead of compiling again (PyTorch's on-disk compile caches).
+            cache = hparams.checkpoint_dir(self.config) / COMPILE_CACHE / f"rank{self.env.rank}"
+            os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(cache))
+            parallel.compile_model(model, self._compile_mode())
         elif self.config.compile:
             self.log("compile=True is ignored on CPU (it only pays off on GPU)")
 

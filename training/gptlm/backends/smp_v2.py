@@ -31,6 +31,9 @@ class SmpV2Backend(NativeBackend):
     def _parallelism(self) -> str:
         return "smp_v2-fsdp"
 
+    def _compile_mode(self) -> str:
+        return "fsdp"  # FSDP1 wraps each block: compile per block whatever `parallelism` says
+
     def _clip(self, module: nn.Module, max_norm: float) -> torch.Tensor:
         """FSDP1 shards flat parameters: only its own clip_grad_norm_ sums the shards' norms across ranks
         (torch.nn.utils' would clip each rank's shard by its local norm)."""
