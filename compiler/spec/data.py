@@ -1,9 +1,10 @@
 """The channels a job reads: what fit(inputs) and `model_uri` would give the SDK, in the platform's places.
 
 A channel is written as the SDK's `TrainingInput` (key `s3_data` and its arguments) or `FileSystemInput` (key
-`directory_path`), or as a plain string. An S3 location is either a key prefix in the environment's data bucket
-(no scheme) or an `s3://` URI in a bucket the environment allows (`external_data_buckets`); FSx paths are inside
-the environment's file system, whose mount name the compiler adds.
+`directory_path`), or as a plain string. `inputs` itself written as one TrainingInput or FileSystemInput (what
+`fit(TrainingInput(...))` takes) is the one channel `training`, as fit() names it. An S3 location is either a key
+prefix in the environment's data bucket (no scheme) or an `s3://` URI in a bucket the environment allows
+(`external_data_buckets`); FSx paths are inside the environment's file system, whose mount name the compiler adds.
 """
 
 from __future__ import annotations
@@ -128,6 +129,31 @@ def _content_type(c: Reader) -> str | None:
     return value if value is None or c.shaped("content_type", value, "ContentType") else None
 
 
+# fit(TrainingInput(...)) and fit(FileSystemInput(...)) name their one channel "training" (sagemaker/job.py,
+# _Job._format_inputs_to_input_config); `inputs:` written as one of them, key by key, means the same.
+SINGLE_INPUT_CHANNEL = "training"
+_ARGUMENTS = (_S3_KEYS | _FS_KEYS) - {"s3_data", "directory_path"}
+
+
+def _single_input(inputs: Reader) -> tuple[Channel, ...] | None:
+    """`inputs` written as one TrainingInput / FileSystemInput (its `s3_data` or `directory_path` is not a mapping):
+    the one channel `training`, as fit() makes it; None when `inputs` maps channel names."""
+    raw = inputs.raw
+    kind = next((k for k in ("s3_data", "directory_path") if k in raw and not isinstance(raw[k], Mapping)), None)
+    if kind is None:
+        return None
+    known, reader = (_S3_KEYS, _s3_channel) if kind == "s3_data" else (_FS_KEYS, _fsx_channel)
+    others = sorted(str(k) for k in raw if k not in known)
+    if others:
+        owner = "TrainingInput" if kind == "s3_data" else "FileSystemInput"
+        inputs.problem(kind, f"is an argument of {owner}, which fit() makes one channel named "
+                       f"'{SINGLE_INPUT_CHANNEL}', but {', '.join(others)} are not: write each channel under its "
+                       f"name, e.g. {{{SINGLE_INPUT_CHANNEL}: {{{kind}: ...}}, {others[0]}: ...}}")
+        return ()
+    channel = reader(inputs, SINGLE_INPUT_CHANNEL, raw)
+    return (channel,) if channel is not None else ()
+
+
 def read_inputs(r: Reader) -> tuple[Channel, ...]:
     if isinstance(r.raw.get("inputs"), str):  # fit("s3://...") names its one channel "training"
         r.problem("inputs", f"write the channels as a mapping: {{training: {r.raw['inputs']}}} is what fit() makes of "
@@ -136,12 +162,19 @@ def read_inputs(r: Reader) -> tuple[Channel, ...]:
     inputs = r.child("inputs")
     if inputs is None:
         return ()
+    single = _single_input(inputs)
+    if single is not None:
+        return single
     channels: list[Channel] = []
     pattern, longest = limits().channel_name_pattern, limits().channel_name_max
     for name, raw in inputs.raw.items():
         where = str(name)
         if not re.fullmatch(pattern, str(name)) or len(str(name)) > longest:
             inputs.problem(where, f"channel names are 1-{longest} letters, digits, '.', '-' or '_'")
+            continue
+        if isinstance(raw, str) and where in _ARGUMENTS:
+            inputs.problem(where, f"is an argument of TrainingInput or FileSystemInput, not a channel: put it in the "
+                           f"channel it belongs to, e.g. {{train: {{s3_data: ..., {where}: {raw}}}}}")
             continue
         if isinstance(raw, str):
             location = s3_location(inputs, where, raw)

@@ -1,0 +1,80 @@
+"""`inputs` written as one TrainingInput (or FileSystemInput), the spelling of `fit(TrainingInput(...))`, is the one
+channel the SDK makes of it, named `training` (sagemaker/job.py, `_Job._format_inputs_to_input_config`), checked
+against the real SDK's fit() like the other parity tests; an argument of TrainingInput is never a channel."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from compiler.errors import SpecError
+from tests import sdk_reference as sdk
+from tests.core.test_sdk_parity import DEV, accepted, compiled
+
+
+@pytest.fixture(scope="module")
+def code_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("project")
+    (directory / "src").mkdir()
+    (directory / "src" / "train.py").write_text("print('training')\n")
+    return directory
+
+
+SPEC: dict[str, Any] = {
+    "name": "recordio", "framework": "pytorch", "framework_version": "2.3.0", "py_version": "py311",
+    "entry_point": "train.py", "source_dir": "src", "instance_type": "ml.g5.2xlarge",
+    "inputs": {"s3_data": "s3://my-datasets/train/", "content_type": "application/x-recordio"},
+}
+
+
+def test_one_training_input_is_the_channel_fit_names_training(code_dir: Path) -> None:
+    ours = compiled(SPEC, DEV, code_dir)
+    framework, kwargs, _ = sdk.estimator_arguments({k: v for k, v in SPEC.items() if k != "inputs"}, ours, code_dir)
+    training_input = sdk._sagemaker().inputs.TrainingInput(s3_data="s3://my-datasets/train/",
+                                                          content_type="application/x-recordio")
+    theirs = sdk.capture_create_training_job(framework, job_name=ours["TrainingJobName"], inputs=training_input,
+                                             region=DEV.region, **kwargs)
+    expected = [{
+        "ChannelName": "training",
+        "DataSource": {"S3DataSource": {"S3DataType": "S3Prefix", "S3Uri": "s3://my-datasets/train/",
+                                        "S3DataDistributionType": "FullyReplicated"}},
+        "ContentType": "application/x-recordio",
+    }]
+    assert theirs["InputDataConfig"] == expected
+    assert ours["InputDataConfig"] == expected
+
+
+def test_a_key_prefix_with_training_input_arguments_is_one_channel_too(code_dir: Path) -> None:
+    spec = SPEC | {"inputs": {"s3_data": "datasets/tokens/", "input_mode": "FastFile", "distribution": "ShardedByS3Key"}}
+    workload = accepted(spec, DEV, code_dir)
+    [channel] = workload.inputs
+    assert (channel.name, channel.s3_data, channel.input_mode, channel.distribution) == (
+        "training", "datasets/tokens/", "FastFile", "ShardedByS3Key")
+
+
+def test_one_file_system_input_is_the_channel_training(code_dir: Path) -> None:
+    spec = SPEC | {"inputs": {"directory_path": "/datasets/tokens", "file_system_access_mode": "ro"}}
+    workload = accepted(spec, DEV, code_dir)
+    assert [c.name for c in workload.inputs] == ["training"]
+
+
+@pytest.mark.parametrize(("inputs", "expected"), [
+    ({"s3_data": "s3://my-datasets/train/", "validation": "s3://my-datasets/val/"},
+     "inputs.s3_data: is an argument of TrainingInput, which fit() makes one channel named 'training', but "
+     "validation are not: write each channel under its name, e.g. {training: {s3_data: ...}, validation: ...}"),
+    ({"train": "s3://my-datasets/train/", "content_type": "application/x-recordio"},
+     "inputs.content_type: is an argument of TrainingInput or FileSystemInput, not a channel: put it in the channel it "
+     "belongs to, e.g. {train: {s3_data: ..., content_type: application/x-recordio}}"),
+])
+def test_arguments_mixed_with_channels_are_refused_naming_the_fix(inputs: dict[str, Any], expected: str,
+                                                                   code_dir: Path) -> None:
+    with pytest.raises(SpecError) as refused:
+        accepted(SPEC | {"inputs": inputs}, DEV, code_dir)
+    assert f"recordio.yaml: {expected}" in str(refused.value).splitlines()
+
+
+def test_a_channel_named_s3_data_is_still_a_channel(code_dir: Path) -> None:
+    workload = accepted(SPEC | {"inputs": {"s3_data": {"s3_data": "s3://my-datasets/train/"}}}, DEV, code_dir)
+    assert [(c.name, c.s3_data) for c in workload.inputs] == [("s3_data", "s3://my-datasets/train/")]
