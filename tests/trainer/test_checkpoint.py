@@ -86,3 +86,50 @@ def test_export_writes_full_weights_and_config(tmp_path: Path):
     weights = torch.load(target)
     assert torch.equal(weights["wte.weight"], model.wte.weight)
     assert json.loads((tmp_path / "model" / "config.json").read_text()) == {"model": "tiny"}
+
+
+def _two_saves(root: Path) -> Path:
+    """Complete checkpoints of steps 2 and 4 (one process); returns step 4's folder."""
+    model, optimizer = _trained(0)
+    dcp.save(root, 2, model, optimizer, META, rank=0, world_size=1)
+    dcp.save(root, 4, model, optimizer, META, rank=0, world_size=1)
+    return checkpoint.step_dir(root, 4)
+
+
+def test_a_marker_names_the_files_of_its_part_with_their_sizes(tmp_path: Path):
+    newest = _two_saves(tmp_path)
+    files = json.loads((newest / "done.rank0.json").read_text())["files"]
+    shards = sorted(p.name for p in newest.glob("__0_*.distcp"))
+    assert shards and sorted(files) == sorted([".metadata", *shards])
+    assert all(files[name] == (newest / name).stat().st_size for name in files)
+
+
+@pytest.mark.parametrize("damage, reason", [
+    (lambda f: f.write_bytes(f.read_bytes()[:-1]), "bytes, its marker promises"),  # one byte short
+    (lambda f: f.write_bytes(f.read_bytes() + b"\0"), "bytes, its marker promises"),  # one byte long
+    (lambda f: f.unlink(), "is missing"),
+])
+def test_a_damaged_checkpoint_falls_back_to_the_previous_one(tmp_path: Path, damage, reason):
+    """A shard lost or cut short on its way through S3: the resume loads step 2 and says why it passed step 4 over."""
+    newest = _two_saves(tmp_path)
+    damage(next(newest.glob("__0_*.distcp")))
+    found = checkpoint.find_latest(tmp_path)
+    assert found is not None and found.step == 2
+    assert len(found.passed_over) == 1
+    assert found.passed_over[0].startswith("step_000000004: rank 0's part is damaged: __0_")
+    assert reason in found.passed_over[0]
+
+
+def test_a_marker_cannot_promise_a_file_outside_its_checkpoint(tmp_path: Path):
+    newest = _two_saves(tmp_path)
+    marker = json.loads((newest / "done.rank0.json").read_text())
+    (tmp_path / "elsewhere").write_bytes(b"x")
+    marker["files"] = {"../elsewhere": 1}
+    (newest / "done.rank0.json").write_text(json.dumps(marker))
+    assert checkpoint.find_latest(tmp_path).step == 2
+
+
+def test_an_intact_checkpoint_is_found_with_nothing_passed_over(tmp_path: Path):
+    _two_saves(tmp_path)
+    found = checkpoint.find_latest(tmp_path)
+    assert found.step == 4 and found.passed_over == ()

@@ -3,9 +3,11 @@
 Each checkpoint is a `step_<N>` folder. On a multi-node job each node has its own `/opt/ml/checkpoints`,
 all synced to one S3 prefix, and SageMaker downloads the whole prefix to every node on restart. So
 completeness cannot be judged from one node's disk at save time; instead every rank drops a
-`done.rank<R>.json` marker after its shard is written, and a checkpoint counts as complete only when the
-writer's `.metadata` and the markers of all ranks that wrote it are present. Interrupted saves (spot,
-capacity failures) are skipped on resume, never loaded.
+`done.rank<R>.json` marker after its shard is written, naming its files and their sizes, and a checkpoint counts
+as complete only when the writer's `.metadata` and the markers of all ranks that wrote it are present and every
+file a marker names is there with that size. Interrupted saves (spot, capacity failures) and damaged ones (a file
+lost or cut short on its way through S3) are skipped on resume, never loaded: the resume falls back to the
+newest checkpoint that is whole, and says which it passed over.
 
 This module only handles folders, markers and plain files: the sharded writes themselves live in
 `gptlm.dcp`, because SMP v1 containers (PyTorch 2.0) lack the distributed-checkpoint APIs and must be able
@@ -27,6 +29,8 @@ import torch
 from gptlm.errors import UserError
 
 _STEP_DIR = re.compile(r"^step_(\d+)$")
+METADATA_FILE = ".metadata"  # DCP's: written by the coordinator once every rank's shards are written
+SHARD_SUFFIX = ".distcp"  # DCP's shard files, `__<rank>_<n>.distcp`
 FINAL_MODEL_FILE = "model.pt"
 CONFIG_FILE = "config.json"
 # Run settings a checkpoint cannot be resumed across; DDP <-> FSDP and world-size changes reshard fine.
@@ -42,6 +46,7 @@ class Found:
     path: Path
     step: int
     meta: dict
+    passed_over: tuple[str, ...] = ()  # newer checkpoints that were not complete or intact, with the reason
 
 
 @dataclass(frozen=True)
@@ -59,31 +64,75 @@ def step_dir(root: Path, step: int) -> Path:
     return root / f"step_{step:09d}"
 
 
+def _written_by(path: Path, rank: int) -> dict[str, int]:
+    """The files this rank's save left in `path` and their sizes: DCP names a rank's shard files `__<rank>_<n>.distcp`
+    and the coordinator (rank 0) writes `.metadata`."""
+    names = list(path.glob(f"__{rank}_*{SHARD_SUFFIX}"))
+    if rank == 0:
+        names.append(path / METADATA_FILE)
+    return {p.name: p.stat().st_size for p in names if p.is_file()}
+
+
 def write_marker(path: Path, meta: Mapping, step: int, rank: int, world_size: int) -> None:
-    """This rank's `done.rank<R>.json`, written atomically after its part of the checkpoint is on disk."""
-    marker = {**meta, "step": step, "world_size": world_size}
+    """This rank's `done.rank<R>.json`, written atomically after its part of the checkpoint is on disk; it names the
+    files that part consists of, with their sizes, so a resume can check that they all arrived whole."""
+    marker = {**meta, "step": step, "world_size": world_size, "files": _written_by(path, rank)}
     tmp = path / f"done.rank{rank}.json.tmp"
     tmp.write_text(json.dumps(marker, sort_keys=True))
     tmp.replace(path / f"done.rank{rank}.json")
 
 
-def is_complete(path: Path) -> dict | None:
-    """The checkpoint's metadata when the writer finished and every writing rank left its marker, else None."""
-    first = path / "done.rank0.json"
-    if not (path / ".metadata").is_file() or not first.is_file():
-        return None
+def _read_marker(path: Path, rank: int) -> dict | None:
     try:
-        meta = json.loads(first.read_text())
+        marker = json.loads((path / f"done.rank{rank}.json").read_text())
     except (OSError, json.JSONDecodeError):
         return None
-    world = int(meta.get("world_size", 0))
-    if world < 1 or not all((path / f"done.rank{r}.json").is_file() for r in range(world)):
-        return None
-    return meta
+    return marker if isinstance(marker, dict) else None
+
+
+def _broken_promise(path: Path, marker: Mapping) -> str | None:
+    """What in `path` differs from the files `marker` promises (missing or another size), or None."""
+    files = marker.get("files", {})
+    if not isinstance(files, dict):
+        return "a marker's file list is not a mapping"
+    for name, size in files.items():
+        target = path / str(name)
+        if "/" in str(name) or not target.is_file():
+            return f"{name} is missing"
+        if target.stat().st_size != size:
+            return f"{name} has {target.stat().st_size} bytes, its marker promises {size}"
+    return None
+
+
+def inspect(path: Path) -> tuple[dict | None, str]:
+    """(the checkpoint's metadata, "") when the writer finished, every writing rank left its marker and every file
+    a marker names is there with the size it promises; else (None, why not)."""
+    if not (path / METADATA_FILE).is_file():
+        return None, "no .metadata (the save did not finish)"
+    first = _read_marker(path, 0)
+    if first is None:
+        return None, "no readable done.rank0.json (the save did not finish)"
+    world = int(first.get("world_size", 0) or 0)
+    if world < 1:
+        return None, "done.rank0.json names no world size"
+    for rank in range(world):
+        marker = first if rank == 0 else _read_marker(path, rank)
+        if marker is None:
+            return None, f"no readable done.rank{rank}.json (rank {rank} did not finish its part)"
+        broken = _broken_promise(path, marker)
+        if broken is not None:
+            return None, f"rank {rank}'s part is damaged: {broken}"
+    return first, ""
+
+
+def is_complete(path: Path) -> dict | None:
+    """The checkpoint's metadata when it is complete and intact (`inspect`), else None."""
+    return inspect(path)[0]
 
 
 def find_latest(root: Path) -> Found | None:
-    """Newest complete checkpoint under `root`; incomplete ones (a save cut short) are passed over."""
+    """Newest complete, intact checkpoint under `root`; the newer ones passed over (a save cut short, a damaged
+    file) are listed in `Found.passed_over` with the reason, so a resume says what it fell back from."""
     if not root.is_dir():
         return None
     candidates = []
@@ -91,10 +140,12 @@ def find_latest(root: Path) -> Found | None:
         match = _STEP_DIR.match(child.name)
         if match and child.is_dir():
             candidates.append((int(match.group(1)), child))
+    passed_over: list[str] = []
     for step, path in sorted(candidates, reverse=True):
-        meta = is_complete(path)
+        meta, why = inspect(path)
         if meta is not None:
-            return Found(path=path, step=step, meta=meta)
+            return Found(path=path, step=step, meta=meta, passed_over=tuple(passed_over))
+        passed_over.append(f"{path.name}: {why}")
     return None
 
 

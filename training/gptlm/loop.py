@@ -118,6 +118,8 @@ class Loop:
 
     def _resume(self, root: Path) -> int:
         found = self.backend.find_checkpoint(root)
+        for reason in found.passed_over if found is not None else ():
+            self.backend.log(f"passed over checkpoint {reason}")
         if found is None:
             self.backend.log(f"no complete checkpoint in {root}; starting from step 0")
             return 0
