@@ -1,14 +1,16 @@
 """`run-local` and `prep-data`: try a workload's entry point on this machine before paying for instances.
 
 `run-local WORKLOAD` gives the entry point the contract SageMaker's training container gives it: the
-code copied to a `code/` folder it runs from (like /opt/ml/code), the hyperparameters as the toolkit
-passes them (`--key value`, booleans as `True`/`False`, dicts as `k=v,k=v`), the `SM_*` variables
-(model, output and channel folders, SM_HPS, SM_HOSTS, ...), and the workload's environment. It
-launches N processes with torchrun: gloo on CPU, NCCL on a local GPU. Launchers that only exist on
-SageMaker (mpirun, smddprun) are replaced by torchrun, which the trainer treats the same way.
+code bundle's files copied to a `code/` folder it runs from (like /opt/ml/code), the hyperparameters as the
+toolkit passes them (`--key value`, booleans as `True`/`False`, dicts as `k=v,k=v`), the `SM_*` variables
+(model, output and channel folders, SM_HPS, SM_HOSTS, ...), and the workload's environment. It launches the
+processes with torchrun (gloo on CPU, NCCL on a local GPU): one for a workload without a distribution, as
+SageMaker starts one per host; else one per local GPU, or two on CPU. Launchers that only exist on SageMaker
+(mpirun, smddprun) are replaced by torchrun, which the trainer treats the same way. `--smoke` shrinks a run of
+the shipped GPT trainer (training/train.py) only: its arguments would make any other script exit.
 
-`prep-data` writes the token shards the trainer reads, from the corpus that ships in training/data/
-or from any text file.
+`prep-data` writes the token shards the trainer reads, from the corpus that ships with trainctl
+(trainctl/data/corpus.txt) or from any text file.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ DATA_DIR = Path("build") / "data" / "corpus"  # relative to the project
 RUNS_DIR = Path("build") / "local-runs"
 HOST = "algo-1"  # SageMaker's name for the first (here: only) host
 DEFAULT_TOKENS_PER_SHARD = 1 << 20
+# The trainer this project ships: --smoke's arguments are its own, so only its runs get them.
+GPT_TRAINER = Path("training") / "train.py"
 # --smoke: a minute-long run of the workload's code path on a laptop CPU (explicit -p overrides still win).
 SMOKE = {"model": "tiny", "max_steps": 20, "seq_len": 128, "micro_batch_size": 4, "warmup_steps": 2,
          "log_every": 5, "checkpoint_every": 10}
@@ -50,7 +54,8 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     )
     run.add_argument("workload", help="workload name (workloads/NAME.yaml) or path to a YAML spec")
     run.add_argument("--nproc", type=int, default=None,
-                     help="processes to launch (default: the local GPU count, or 2 on CPU)")
+                     help="processes to launch (default: 1 without a distribution, as SageMaker starts; else the "
+                          "local GPU count, or 2 on CPU)")
     run.add_argument("--channel", action="append", default=[], metavar="NAME=PATH",
                      help="local folder for an input channel (default for the data channel: the prepped shipped "
                           "corpus, prepared on first use)")
@@ -60,7 +65,8 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
                      help="folder for model, checkpoints, output data and log (default: build/local-runs/NAME-TIME); "
                           "re-using one resumes from its checkpoints")
     run.add_argument("--smoke", action="store_true",
-                     help="shrink the run to seconds: " + " ".join(f"{k}={v}" for k, v in SMOKE.items()))
+                     help="shrink a run of the shipped GPT trainer to seconds: "
+                          + " ".join(f"{k}={v}" for k, v in SMOKE.items()))
     run.add_argument("--without-model-parallel", action="store_true",
                      help="run a SageMaker model parallel (SMP) workload as plain data parallel; SMP itself only "
                           "exists in SageMaker's containers")
@@ -213,6 +219,12 @@ def _launch_notes(workload: Workload, without_model_parallel: bool) -> list[str]
     return [notes[plan.name]] if plan.name in notes else []
 
 
+def is_gpt_trainer(workload: Workload, project: Project) -> bool:
+    """Whether the workload runs the shipped GPT trainer (training/train.py), whose arguments --smoke sets."""
+    code = workload.code
+    return code is not None and code.entry_point_path.resolve() == (project.root / GPT_TRAINER).resolve()
+
+
 def _copy_code(workload: Workload, project: Project, target: Path) -> None:
     """The files the job's code bundle would hold, copied where the entry point runs from (like /opt/ml/code)."""
     code = workload.code
@@ -233,18 +245,23 @@ def prepare(args: argparse.Namespace) -> tuple[list[str], dict[str, str], Path, 
     workload = load_spec_workload(project, args.workload)
     overrides = {k: yaml.safe_load(v) if v.strip() else "" for k, v in
                  parse_pairs(args.hyperparameter, "--hyperparameter").items()}
-    hyperparameters = {**workload.hyperparameters, **(SMOKE if args.smoke else {}), **overrides}
+    gpt = is_gpt_trainer(workload, project)
+    hyperparameters = {**workload.hyperparameters, **(SMOKE if args.smoke and gpt else {}), **overrides}
     notes = _launch_notes(workload, args.without_model_parallel)
+    if args.smoke and not gpt:
+        notes.append(f"--smoke shrinks only the shipped GPT trainer ({GPT_TRAINER.as_posix()}); this entry point "
+                     "gets its own hyperparameters (shrink them with -p KEY=VALUE)")
     gpus = _local_gpus()
-    nproc = args.nproc or (gpus or 2)
+    single = strategies.launch_plan(workload).name == "none"  # SageMaker starts one process per host
+    nproc = args.nproc or (1 if single else gpus or 2)
     if nproc < 1:
         raise LocalRunError("--nproc must be at least 1")
     if gpus and nproc > gpus:
         raise LocalRunError(f"--nproc {nproc}: this machine has {gpus} GPU(s); use at most that many")
-    if not gpus and hyperparameters.get("model", "tiny") != "tiny":
+    if gpt and not gpus and hyperparameters.get("model", "tiny") != "tiny":
         notes.append(f"model {hyperparameters.get('model')} on CPU is slow: add --smoke (or -p model=tiny "
                      "-p max_steps=20) to check the code path in seconds")
-    if strategies.launch_plan(workload).name == "none" and nproc > 1:
+    if single and nproc > 1:
         notes.append(f"SageMaker starts one process per host for this workload (no distribution); running {nproc}")
     channels = _resolve_channels(workload, parse_pairs(args.channel, "--channel"),
                                  str(hyperparameters.get("data_channel", "train")), project)

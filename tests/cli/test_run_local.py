@@ -1,0 +1,86 @@
+"""`run-local`: --smoke's arguments go to the shipped GPT trainer only (any other script gets its own arguments), and
+a workload without a distribution runs as one process, as SageMaker starts one per host."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.project import ROOT
+from trainctl import local
+from trainctl.cli import build_parser, main
+
+# A script as strict as most: argparse with its own arguments only (an unknown one exits 2).
+STRICT = """import argparse, json, os, sys
+parser = argparse.ArgumentParser()
+parser.add_argument("--epochs", type=int, required=True)
+args = parser.parse_args()
+print("epochs", args.epochs, "world", os.environ.get("WORLD_SIZE"), "hosts", json.loads(os.environ["SM_HOSTS"]))
+"""
+SPEC = {"name": "strict", "framework": "pytorch", "framework_version": "2.3.0", "py_version": "py311",
+        "entry_point": "train.py", "source_dir": "code", "instance_type": "ml.g5.2xlarge",
+        "hyperparameters": {"epochs": 1}}
+
+
+@pytest.fixture
+def strict_spec(tmp_path: Path) -> Iterator[Path]:
+    """A spec for the strict script, inside the project (run-local takes specs from the repository only)."""
+    folder = ROOT / "build" / "test-specs" / f"run-local-{tmp_path.name}"
+    (folder / "code").mkdir(parents=True, exist_ok=True)
+    (folder / "code" / "train.py").write_text(STRICT)
+    (folder / "strict.yaml").write_text(yaml.safe_dump(SPEC))
+    yield folder / "strict.yaml"
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def cpu_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(local, "_local_gpus", lambda: 0)
+
+
+def prepared(*argv: str) -> tuple[list[str], list[str]]:
+    command, _env, _out, notes = local.prepare(build_parser().parse_args(["run-local", *argv]))
+    return command, notes
+
+
+def test_smoke_leaves_another_script_its_own_arguments(strict_spec: Path, tmp_path: Path) -> None:
+    command, notes = prepared(str(strict_spec), "--smoke", "--output", str(tmp_path / "run"))
+    assert command[command.index("train.py") + 1:] == ["--epochs", "1"]
+    assert "--smoke shrinks only the shipped GPT trainer (training/train.py); this entry point gets its own " \
+        "hyperparameters (shrink them with -p KEY=VALUE)" in notes
+
+
+def test_smoke_shrinks_the_shipped_gpt_trainer(tmp_path: Path) -> None:
+    command, _ = prepared("gpt-smddp", "--smoke", "--output", str(tmp_path / "run"))
+    args = command[command.index("train.py") + 1:]
+    for key, value in (("--model", "tiny"), ("--max_steps", "20"), ("--seq_len", "128")):
+        assert args[args.index(key) + 1] == value
+
+
+@pytest.mark.parametrize(("workload", "nproc"), [
+    ("gpt-finetune-single", "1"),  # no distribution: SageMaker starts one process per host
+    ("gpt-smddp", "2"),  # data parallel: one per GPU, two on CPU
+])
+def test_processes_follow_what_sagemaker_starts(workload: str, nproc: str, tmp_path: Path) -> None:
+    command, notes = prepared(workload, "--smoke", "--output", str(tmp_path / "run"))
+    assert command[command.index("--nproc_per_node") + 1] == nproc
+    assert not any("one process per host" in note for note in notes)
+
+
+def test_more_processes_than_sagemaker_starts_is_a_note(strict_spec: Path, tmp_path: Path) -> None:
+    command, notes = prepared(str(strict_spec), "--nproc", "2", "--output", str(tmp_path / "run"))
+    assert command[command.index("--nproc_per_node") + 1] == "2"
+    assert "SageMaker starts one process per host for this workload (no distribution); running 2" in notes
+
+
+def test_a_strict_script_runs_with_smoke(strict_spec: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(strict_spec.parent)
+    code = main(["run-local", strict_spec.name, "--smoke", "--output", str(tmp_path / "run")])
+    out, err = capsys.readouterr()
+    assert code == 0, out + err
+    assert "epochs 1 world 1 hosts ['algo-1']" in out
