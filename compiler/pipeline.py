@@ -27,12 +27,14 @@ from compiler.samples import sample_values
 from compiler.spec import Loaded, load_workload, load_workloads
 from compiler.stack_layout import layout_problems
 
-# Deploy-time values every environment's platform provides to each state machine (stacks/platform.py, runs.py).
-ENVIRONMENT_NAMES = frozenset({ph.TRAINING_SUBNET_ID, ph.TRAINING_SECURITY_GROUP_ID, ph.DATA_BUCKET, ph.OUTPUT_BUCKET,
-                               ph.CHECKPOINT_BUCKET, ph.KMS_KEY_ARN, sm.NOTIFICATION_TOPIC_ARN})
+# Deploy-time values the stacks provide to each state machine: the environment's (stacks/platform.py, runs.py),
+# its file system's, the code bundle's, and those each workload's construct makes for itself (its role, its job
+# security group: an environment-wide value until issue 23 gives each workload its own).
+ENVIRONMENT_NAMES = frozenset({ph.TRAINING_SUBNET_ID, ph.DATA_BUCKET, ph.OUTPUT_BUCKET, ph.CHECKPOINT_BUCKET,
+                               ph.KMS_KEY_ARN, sm.NOTIFICATION_TOPIC_ARN})
 FILE_SYSTEM_NAMES = frozenset({ph.FILE_SYSTEM_ID, ph.FSX_MOUNT_NAME})
 CODE_NAMES = frozenset({ph.SOURCE_DIR_S3_URI, ph.SOURCE_DIR_FILE_NAME})
-ROLE_NAMES = frozenset({ph.EXECUTION_ROLE_ARN})  # the workload's own role, made with its state machine
+WORKLOAD_NAMES = frozenset({ph.EXECUTION_ROLE_ARN, ph.TRAINING_SECURITY_GROUP_ID})
 
 
 @dataclass(frozen=True)
@@ -77,7 +79,7 @@ class Compiled:
 
 def provided_names(env: Environment, images: Collection[str], code: bool) -> frozenset[str]:
     """The deploy-time values the environment's stacks give a workload's state machine (stacks/platform.py)."""
-    names = set(ENVIRONMENT_NAMES | ROLE_NAMES)
+    names = set(ENVIRONMENT_NAMES | WORKLOAD_NAMES)
     if env.fsx is not None:
         names |= FILE_SYSTEM_NAMES
     if code:

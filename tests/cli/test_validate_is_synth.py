@@ -185,6 +185,11 @@ def test_bundle_refusals_are_the_cdk_layers(tmp_path: Path) -> None:
         write_bundle(code, root, tmp_path / "build")
 
 
+# Made by each workload's own constructs (platform_constructs/workload.py): its execution role, and its job security
+# group (environment-wide, in PlatformResources.substitutions, until issue 23 makes one per workload).
+PER_WORKLOAD = {ph.EXECUTION_ROLE_ARN, ph.TRAINING_SECURITY_GROUP_ID}
+
+
 def test_validate_knows_every_value_the_stacks_provide() -> None:
     """The pipeline's list of deploy-time values each environment provides is the CDK layer's (stacks/platform.py,
     stacks/workloads.py), so a definition the stacks cannot fill stops validate too."""
@@ -194,5 +199,5 @@ def test_validate_knows_every_value_the_stacks_provide() -> None:
     for name, stage in app.stages.items():
         env = app.environments[name]
         cdk_side = set(stage.platform.substitutions()) | {sm.NOTIFICATION_TOPIC_ARN, ph.SOURCE_DIR_S3_URI,
-                                                            ph.SOURCE_DIR_FILE_NAME, ph.EXECUTION_ROLE_ARN}
+                                                            ph.SOURCE_DIR_FILE_NAME} | PER_WORKLOAD
         assert provided_names(env, app.images, code=True) == cdk_side, name
