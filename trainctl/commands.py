@@ -11,19 +11,33 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from compiler.errors import Problem, SpecError
 from compiler.pipeline import compile_one, compile_project
+from compiler.spec import workload_files
 from trainctl.common import project_of
 
 
 def validate(args: argparse.Namespace) -> int:
     project = project_of(args)
-    compiled = compile_project(project, directory=Path(args.directory).resolve() if args.directory else None)
+    compiled = compile_project(project, directory=_directory(args.directory))
     for warning in compiled.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     envs = compiled.environments
     counts = ", ".join(f"{name}: {len(compiled.workloads(name))}" for name in envs)
     print(f"{len(compiled.loaded.specs)} workloads valid for {len(envs)} environments ({counts})")
     return 0
+
+
+def _directory(text: str | None) -> Path | None:
+    """`--directory`: a folder of specs (relative to the working directory); one with none is a mistake to say."""
+    if text is None:
+        return None
+    folder = Path(text).resolve()
+    if not folder.is_dir():
+        raise SpecError(Problem("", "--directory", f"{text} is not a folder; name the folder of workload YAML files"))
+    if not workload_files(folder):
+        raise SpecError(Problem("", "--directory", f"{text} holds no workload spec (*.yaml, *.yml)"))
+    return folder
 
 
 def render(args: argparse.Namespace) -> int:

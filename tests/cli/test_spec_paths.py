@@ -126,3 +126,13 @@ def test_a_project_dir_without_cdk_json_is_refused(tmp_path, capsys) -> None:
     code, out, err = run(capsys, "--project-dir", str(tmp_path), "render", "gpt-smddp", "--env", "dev")
     assert (code, out) == (1, "")
     assert err.strip() == f"{tmp_path}: --project-dir: holds no cdk.json; name the repository's root folder"
+
+
+@pytest.mark.parametrize(("folder", "expected"), [
+    ("nope", "--directory: nope is not a folder; name the folder of workload YAML files"),
+    ("training", "--directory: training holds no workload spec (*.yaml, *.yml)"),
+])
+def test_validate_refuses_a_directory_without_specs(folder: str, expected: str, monkeypatch, capsys) -> None:
+    monkeypatch.chdir(ROOT)
+    code, out, err = run(capsys, "validate", "--directory", folder)
+    assert (code, out, err) == (1, "", expected + "\n")
