@@ -14,9 +14,9 @@ import sys
 from collections.abc import Sequence
 
 from compiler.errors import SpecError
-from trainctl import commands, local, review, runs, summary, zones
+from trainctl import commands, local, preflight, review, runs, summary, zones
 
-MODULES = (commands, local, summary, review, zones, runs)
+MODULES = (commands, local, summary, review, zones, runs, preflight)
 
 
 def build_parser() -> argparse.ArgumentParser:
