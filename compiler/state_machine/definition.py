@@ -14,7 +14,8 @@ goes in as it is; this module only adds what exists at run time:
   (`AmazonSageMakerException`) and only the Cause tells them apart; a refused request ends at once in
   `InvalidInput`, except a refused execution tag, which is replaced by the state machine's ARN once; a job that
   failed with `CapacityError` is relaunched under a new name on the next instance type of the schedule, resuming
-  from the same checkpoint prefix;
+  from the same checkpoint prefix; where a job may exist without the run knowing its state, `recovery` looks for it
+  (after a 5xx) or stops it by name (when the describe fails too);
 - the outcome goes to the environment's SNS topic, and the execution's output summarizes the run.
 
 Deploy-time values stay `${Name}` placeholders: Step Functions `DefinitionSubstitutions` fill them.
@@ -29,14 +30,14 @@ from compiler import catalog, run_metrics
 from compiler import placeholders as ph
 from compiler.errors import SpecError
 from compiler.request import TAG_EXECUTION
-from compiler.state_machine import input_check, integrations, intrinsics
+from compiler.state_machine import input_check, integrations, intrinsics, recovery
 from compiler.state_machine.asl import INVALID_INPUT, literal, run_time_format, with_run_time
 from compiler.state_machine.encoding import encoding_states, portable_defaults
 from compiler.state_machine.machine import MachineSpec
 
 SYNC_RESOURCE = "arn:aws:states:::sagemaker:createTrainingJob.sync"
-DESCRIBE_RESOURCE = integrations.sdk_resource("sagemaker", "describeTrainingJob")
-STOP_RESOURCE = integrations.sdk_resource("sagemaker", "stopTrainingJob")  # StopTrainingJob has no optimized form
+DESCRIBE_RESOURCE = recovery.DESCRIBE_RESOURCE
+STOP_RESOURCE = recovery.STOP_RESOURCE  # StopTrainingJob has no optimized form
 PUBLISH_RESOURCE = "arn:aws:states:::sns:publish"
 METRICS_RESOURCE = integrations.sdk_resource("cloudwatch", "putMetricData")
 NOTIFICATION_TOPIC_ARN = "NotificationTopicArn"  # deploy-time placeholder: the environment's topic ARN
@@ -47,13 +48,13 @@ NOTIFICATION_TOPIC_ARN = "NotificationTopicArn"  # deploy-time placeholder: the 
 # (`... (Service: AmazonSageMaker; Status Code: 400; Error Code: ThrottlingException; ...)`); the aws-sdk
 # DescribeTrainingJob reports them as `SageMaker.SageMakerException`. Quota errors are modelled.
 GENERIC_ERROR = integrations.generic_error("sagemaker", sdk=False)
-SDK_GENERIC_ERROR = integrations.generic_error("sagemaker", sdk=True)
+SDK_GENERIC_ERROR = recovery.SDK_GENERIC_ERROR
 QUOTA_ERRORS = integrations.modelled_error("sagemaker", "ResourceLimitExceeded", sdk=False)
 THROTTLING_ERRORS = (GENERIC_ERROR,)  # the optimized integration's throttling: told apart by the Cause
 # Throttled CreateTrainingJob calls are repeated up to THROTTLE_RETRIES times; before repeat n (0-based) the run
 # waits a random whole number of seconds between half and all of min(cap, base x 2^n) ("equal jitter"). Server
-# errors (status 5xx, e.g. InternalFailure), which share the generic name and were retried with it before, count
-# as throttling: transient, and no job exists.
+# errors (status 5xx, e.g. InternalFailure) share the generic name and the budget, but a 5xx does not say whether the
+# job was created: the run looks for the job first and waits on it if it exists (`recovery`).
 THROTTLE_RETRIES = 6
 THROTTLE_BASE_SECONDS = 5
 THROTTLE_MAX_SECONDS = 120
@@ -233,13 +234,14 @@ def _refusal_states() -> dict[str, Any]:
     Checked in this order: a refusal that names a tag's value (only a refusal does) while the job is still tagged
     with the execution ARN is tried once more, tagged with the state machine's ARN (an execution name may hold
     characters SageMaker tags refuse; the spec's own tags are checked when it is loaded); any other refusal is
-    invalid input; throttling (or a server error) is repeated after a jittered, growing wait (ASL has no
-    multiplication, so the delays are precomputed) until the budget is spent; anything else is read from the job,
-    if one exists, as before.
+    invalid input; a server error first looks for a job the call may have created (`recovery`); throttling, and a
+    server error that left no job, is repeated after a jittered, growing wait (ASL has no multiplication, so the
+    delays are precomputed) until the budget is spent; anything else is read from the job, if one exists, and a job
+    whose state cannot be read is stopped by name.
     """
     error, cause = "$.failure.Error", "$.failure.Cause"
     refused = _matches((error, "*ValidationException*"), (cause, "*ValidationException*"))
-    throttled = _matches((error, "*ThrottlingException*"), (cause, "*ThrottlingException*"), (cause, _SERVER_ERROR))
+    throttled = _matches((error, "*ThrottlingException*"), (cause, "*ThrottlingException*"))
     delays = throttle_delays()
     shortest = ", ".join(str(low) for low, _ in delays)
     longest = ", ".join(str(high) for _, high in delays)
@@ -251,6 +253,7 @@ def _refusal_states() -> dict[str, Any]:
                          _matches(*((cause, pattern) for pattern in _TAG_VALUE_REFUSALS))],
                  "Next": "Tag with state machine instead"},
                 {**refused, "Next": "Refused by SageMaker"},
+                {**_matches((cause, _SERVER_ERROR)), "Next": recovery.CREATED_ANYWAY},
                 {"And": [throttled, {"Variable": "$.run.throttle.n", "NumericLessThan": THROTTLE_RETRIES}],
                  "Next": "Back off"},
                 {**throttled, "Next": "Throttled too often"},
@@ -271,6 +274,7 @@ def _refusal_states() -> dict[str, Any]:
             "ResultPath": "$.run.throttle", "Next": "Wait out throttling",
         },
         "Wait out throttling": {"Type": "Wait", "SecondsPath": "$.run.throttle.wait", "Next": TRAIN},
+        **recovery.server_error_states("Back off", "Throttled too often", "Read job", THROTTLE_RETRIES),
         "Throttled too often": {
             "Type": "Pass",
             "Parameters": {"Error.$": "$.failure.Error",
@@ -299,12 +303,16 @@ def _job_states(spec: MachineSpec) -> dict[str, Any]:
         "Refused as invalid?": {
             "Type": "Choice",
             "Comment": "SageMaker refused the request itself (e.g. an overriding value over its length limit): "
-                       "invalid input, and no job exists.",
+                       "invalid input, and no job exists. SageMaker says no job of the name exists: not created. "
+                       "Otherwise a job may exist: stop it by name.",
             "Choices": [{"Or": [{"Variable": "$.failure.Error", "StringMatches": "*ValidationException*"},
                                 {"Variable": "$.failure.Cause", "StringMatches": "*ValidationException*"}],
-                         "Next": "Refused by SageMaker"}],
-            "Default": "Job not created",
+                         "Next": "Refused by SageMaker"},
+                        {"Variable": "$.describe_error.Error", "StringEquals": recovery.NOT_FOUND_ERRORS[0],
+                         "Next": "Job not created"}],
+            "Default": recovery.STOP_UNKNOWN,
         },
+        **recovery.unknown_job_states(_JOB_DEFAULTS, "Summarize"),
         "Refused by SageMaker": {"Type": "Fail", "Error": INVALID_INPUT,
                                  "CausePath": "States.Format('SageMaker refused the request: {}', $.failure.Cause)"},
         "Job not created": {

@@ -96,14 +96,15 @@ class Deployed:
         return self.requests[self.instance_type(attempt)] if self.spec.variants else self.spec.request
 
     def run(self, execution_input: Any, script: list[Outcome] | None = None, name: str | None = None,
-            throttle: int = 0, describe_throttle: int = 0) -> Run:
+            throttle: int = 0, describe_throttle: int = 0, missing: str = "ValidationException") -> Run:
         """Start one execution (always named) and wait for its end; a str input is sent as it is.
 
         `throttle`: how many of the first CreateTrainingJob calls SageMaker answers with throttling;
-        `describe_throttle`: the same for the definition's DescribeTrainingJob calls.
+        `describe_throttle`: the same for the definition's DescribeTrainingJob calls; `missing`: the error a
+        describe of a job that does not exist gets (moto's ValidationException, or the modelled ResourceNotFound).
         """
         fake = FakeSageMaker(script=list(script or []), region=REGION, throttle=throttle,
-                             describe_throttle=describe_throttle)
+                             describe_throttle=describe_throttle, missing=missing)
         name = name or f"run-{next(_names)}"
         payload = execution_input if isinstance(execution_input, str) else json.dumps(execution_input)
         with installed(fake):

@@ -73,11 +73,13 @@ TERMINAL_FAILURES = {"Failed", "Stopped"}
 class Outcome:
     """What SageMaker does with one CreateTrainingJob call."""
 
-    kind: str  # "complete" | "fail" | "error" (the API call itself fails; no job) | "running" | "lost" (below)
+    kind: str  # "complete" | "fail" | "error" (the API call itself fails; no job) | "running" | "lost" |
+    # "created_error" (the call fails, yet the job exists and completes after `describes_to_finish` describes)
     reason: str = ""  # FailureReason for "fail"; the Cause for "error"
     error: str = ""  # the Step Functions error name for "error", e.g. SageMaker.AmazonSageMakerException
     billable_seconds: int = 3600
     training_seconds: int = 3700
+    describes_to_finish: int = 0
 
 
 def completes(billable_seconds: int = 3600) -> Outcome:
@@ -96,6 +98,14 @@ def capacity_error() -> Outcome:
 def lost() -> Outcome:
     """The job is created and keeps running, but the task's wait for it fails (States.TaskFailed)."""
     return Outcome("lost", reason="The wait for the job broke off (test)")
+
+
+def created_despite_server_error(describes_to_finish: int = 2) -> Outcome:
+    """A 5xx answer to a CreateTrainingJob that did create the job; the job then runs and completes."""
+    return Outcome("created_error", error="SageMaker.AmazonSageMakerException",
+                   reason="We encountered an internal error. Please try again. (Service: AmazonSageMaker; Status Code: "
+                          "500; Error Code: InternalFailure; Request ID: 4d5e; Proxy: null)",
+                   describes_to_finish=describes_to_finish)
 
 
 def api_error(error: str, cause: str) -> Outcome:
@@ -138,6 +148,9 @@ class FakeSageMaker:
     lost: set[str] = field(default_factory=set)  # jobs whose .sync wait fails while they run
     polls: int = 0
     describes: int = 0  # DescribeTrainingJob calls of the definition (aws-sdk), throttled ones included
+    missing: str = "ValidationException"  # how DescribeTrainingJob answers for a missing job (or "ResourceNotFound")
+    stop_calls: list[str] = field(default_factory=list)  # every StopTrainingJob, for a job or not
+    finishing: dict[str, int] = field(default_factory=dict)  # job -> describes left before it completes
 
     @functools.cached_property
     def client(self) -> Any:
@@ -162,7 +175,9 @@ class FakeSageMaker:
         response = self.client.create_training_job(**request)
         job = self._job(request["TrainingJobName"])
         job.training_job_status = {"complete": "Completed", "fail": "Failed", "running": "InProgress",
-                                   "lost": "InProgress"}[outcome.kind]
+                                   "lost": "InProgress", "created_error": "InProgress"}[outcome.kind]
+        if outcome.kind == "created_error":
+            self.finishing[request["TrainingJobName"]] = outcome.describes_to_finish
         if outcome.kind == "lost":
             self.lost.add(request["TrainingJobName"])
         job.secondary_status = job.training_job_status
@@ -170,12 +185,21 @@ class FakeSageMaker:
         job.training_time_in_seconds = outcome.training_seconds
         if outcome.kind == "fail":
             job.failure_reason = outcome.reason
+        if outcome.kind == "created_error":
+            return None, outcome
         return {"TrainingJobArn": response["TrainingJobArn"]}, outcome
 
+    def exists(self, name: str) -> bool:
+        return name in sagemaker_backends[DEFAULT_ACCOUNT_ID][self.region].training_jobs
+
     def stop(self, name: str) -> None:
+        """StopTrainingJob: SageMaker answers a ValidationException for a job that does not exist."""
+        self.stop_calls.append(name)
+        if not self.exists(name):
+            raise ClientError({"Error": {"Code": "ValidationException", "Message": "Requested resource not found."},
+                               "ResponseMetadata": {"HTTPStatusCode": 400, "RequestId": "8e9f"}}, "StopTrainingJob")
         self.stopped.append(name)
-        job = self._job(name)
-        job.training_job_status = "Stopped"
+        self._job(name).training_job_status = "Stopped"
 
     def describe_call(self, name: str) -> dict[str, Any]:
         """DescribeTrainingJob from the definition's aws-sdk task: throttled first if the test asks."""
@@ -184,6 +208,14 @@ class FakeSageMaker:
             raise ClientError({"Error": {"Code": "ThrottlingException", "Message": "Rate exceeded"},
                                "ResponseMetadata": {"HTTPStatusCode": 400, "RequestId": "7d8e"}},
                               "DescribeTrainingJob")
+        if not self.exists(name) and self.missing == "ResourceNotFound":
+            raise self.client.exceptions.ResourceNotFound(
+                {"Error": {"Code": "ResourceNotFound", "Message": f"Training job {name} does not exist."},
+                 "ResponseMetadata": {"HTTPStatusCode": 400, "RequestId": "9f0a"}}, "DescribeTrainingJob")
+        if name in self.finishing:
+            self.finishing[name] -= 1
+            if self.finishing[name] < 0:
+                self._job(name).training_job_status = "Completed"
         return self.describe(name, poll=False)
 
     def describe(self, name: str, poll: bool = True) -> dict[str, Any]:

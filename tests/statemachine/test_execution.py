@@ -136,8 +136,11 @@ def test_throttling_and_quota_errors_are_retried(name: str, error: str, cause: s
 
 def test_refused_request_is_reported_without_a_job(name: str, deployed) -> None:
     d = deployed[name]
-    run = d.run({}, [sage.api_error("SageMaker.ResourceInUseException", "a training job with this name exists")])
+    # SageMaker's describe says no job of the name exists (its modelled ResourceNotFound): not created, no stop.
+    run = d.run({}, [sage.api_error("SageMaker.ResourceInUseException", "a training job with this name exists")],
+                missing="ResourceNotFound")
     assert (run.status, run.error) == ("FAILED", "TrainingJobNotCreated")
+    assert run.fake.stop_calls == []
     assert "SageMaker.ResourceInUseException: a training job with this name exists" in run.cause
     assert run.fake.created == []
     assert run.notifications[0]["status"] == "NotCreated"
