@@ -17,6 +17,7 @@ from constructs import Construct
 from compiler.environments import FsxSettings
 from platform_constructs import guards
 from platform_constructs.checkov import acknowledge_check
+from platform_constructs.network import lustre_rule_problems
 
 PERSISTENT_TYPES = ("PERSISTENT_1", "PERSISTENT_2")
 FSX_S3_ROLE = "aws-service-role/s3.data-source.lustre.fsx.amazonaws.com/AWSServiceRoleForFSxS3Access_*"
@@ -38,11 +39,11 @@ class TrainingFileSystem(Construct):
         vpc: ec2.IVpc,
         subnet: ec2.ISubnet,
         security_group: ec2.ISecurityGroup,
-        job_security_group: ec2.ISecurityGroup,
         training_subnets: list[ec2.ISubnet],
         kms_key: kms.IKey,
         data_bucket: s3.IBucket | None = None,
         removal_policy: cdk.RemovalPolicy = cdk.RemovalPolicy.RETAIN,
+        job_security_group: ec2.ISecurityGroup | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         kind = settings.deployment_type
@@ -109,4 +110,6 @@ class TrainingFileSystem(Construct):
         guards.add_guard(self, lambda: guards.single_zone_problems(
             {"training subnets": training_subnets, "file system": [subnet]},
         ))
-        guards.add_guard(self, lambda: guards.lustre_port_problems(job_security_group, security_group))
+        # Each workload's job group checks its own rules with the file system (TrainingNetwork.job_security_group);
+        # here the file servers' rules, and a job group passed in.
+        guards.add_guard(self, lambda: lustre_rule_problems(job_security_group, security_group))

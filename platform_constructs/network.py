@@ -1,4 +1,4 @@
-"""The training network: one pinned Availability Zone, EFA-ready security group, Lustre rules, endpoints.
+"""The training network: one pinned Availability Zone, EFA-ready job security groups, Lustre rules, endpoints.
 
 Why one AZ: EFA and NCCL traffic between training nodes, and Lustre traffic to the file system, must not cross
 zones (latency and cross-AZ charges), and GPU capacity is reserved per AZ *ID*, so the zone can be pinned by ID.
@@ -6,14 +6,19 @@ Why endpoints: jobs run without public internet; S3 goes through a gateway endpo
 a job calls through interface endpoints in the same single zone. A NAT gateway only where an environment asks.
 Every endpoint has a policy (`compiler.endpoint_policies`): this account's principals on this account's resources,
 plus the AWS-owned ones a job needs.
+Why one job security group per workload: EFA needs a group that allows all traffic to and from itself, so every
+node in that group reaches every other one on every port (MPI's sshd, torchrun's store). A group per workload
+holds only that workload's nodes; the file system's and the endpoints' groups admit each workload's group. The
+group and those rules live in the workload's stack (`job_security_group(scope, ...)`), so adding or removing a
+workload never changes the network stack nor an export another stack still imports.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 import aws_cdk as cdk
-import jsii
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
@@ -36,14 +41,16 @@ _ENDPOINT_IDS = {"ecr.api": "EcrApi", "ecr.dkr": "EcrDocker", "logs": "Logs", "m
 DEFAULT_INTERFACE_ENDPOINTS: dict[str, ec2.InterfaceVpcEndpointAwsService] = {
     _ENDPOINT_IDS[service]: ec2.InterfaceVpcEndpointAwsService(service) for service in INTERFACE_ENDPOINT_SERVICES
 }
+# FSx for Lustre User Guide, "File system access control with Amazon VPC": TCP 988 and 1018-1023.
+LUSTRE_PORTS = (ec2.Port.tcp(988), ec2.Port.tcp_range(1018, 1023))
 
 
-@jsii.implements(ec2.IConnectable)
 class TrainingNetwork(Construct):
     """A VPC (or your VPC) prepared for multi-node SageMaker training in one Availability Zone.
 
-    Exposes `vpc`, `training_subnets` (the job network), `security_group` (EFA-ready, for jobs),
-    `file_system_security_group` (for FSx, when `lustre`), `endpoints` and `connections`.
+    Exposes `vpc`, `training_subnets` (the job network), `file_system_security_group` (for FSx, when `lustre`),
+    `endpoint_security_group` (when there are interface endpoints), `endpoints`, and `job_security_group()`, which
+    makes one workload's EFA-ready group.
 
     With `endpoint_policies` (the default), each endpoint admits only this account's principals on this account's
     resources; `external_data_buckets` (read only) and `pulled_repositories` (ECR repository ARNs of other
@@ -71,7 +78,6 @@ class TrainingNetwork(Construct):
         removal_policy: cdk.RemovalPolicy = cdk.RemovalPolicy.RETAIN,
         vpc: ec2.IVpc | None = None,
         training_subnets: ec2.SubnetSelection | None = None,
-        security_group: ec2.ISecurityGroup | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         endpoints = DEFAULT_INTERFACE_ENDPOINTS if interface_endpoints is None else interface_endpoints
@@ -88,19 +94,6 @@ class TrainingNetwork(Construct):
             raise ValueError(f"{self.node.path}: training_subnets selects no subnet of the VPC; select one subnet")
         job_subnets = ec2.SubnetSelection(subnets=self.training_subnets)
 
-        # Jobs: all traffic to and from the group itself (EFA), HTTPS out (endpoints, S3 gateway, NAT if any).
-        self.security_group = security_group or ec2.SecurityGroup(
-            self, "TrainingSecurityGroup", vpc=vpc, allow_all_outbound=False,
-            description="SageMaker training jobs: EFA all-traffic self rules, HTTPS out, Lustre to the file system",
-        )
-        self.security_group.add_ingress_rule(self.security_group, ec2.Port.all_traffic(), "EFA: from the job's nodes")
-        self.security_group.add_egress_rule(self.security_group, ec2.Port.all_traffic(), "EFA: to the job's nodes")
-        self.security_group.add_egress_rule(
-            ec2.Peer.any_ipv4(), ec2.Port.tcp(443),
-            "HTTPS to AWS APIs; routes allow only the VPC endpoints (and a NAT gateway where enabled)",
-        )
-        self.connections = ec2.Connections(security_groups=[self.security_group])
-
         self.file_system_security_group: ec2.ISecurityGroup | None = None
         if lustre:
             self.file_system_security_group = self._lustre_rules(vpc)
@@ -111,12 +104,13 @@ class TrainingNetwork(Construct):
             self.endpoints["S3"] = vpc.add_gateway_endpoint(
                 "S3Endpoint", service=ec2.GatewayVpcEndpointAwsService.S3, subnets=[job_subnets],
             )
+        self.endpoint_security_group: ec2.ISecurityGroup | None = None
         if endpoints:
             endpoint_group = ec2.SecurityGroup(
                 self, "EndpointSecurityGroup", vpc=vpc, allow_all_outbound=False,
                 description="Interface endpoints of the training network: HTTPS from training jobs only",
             )
-            endpoint_group.add_ingress_rule(self.security_group, ec2.Port.tcp(443), "HTTPS from training jobs")
+            self.endpoint_security_group = endpoint_group
             for name, service in endpoints.items():
                 self._services[name] = service.short_name
                 self.endpoints[name] = vpc.add_interface_endpoint(
@@ -146,11 +140,43 @@ class TrainingNetwork(Construct):
         )
 
         guards.add_guard(self, lambda: guards.single_zone_problems({"training subnets": self.training_subnets}))
-        guards.add_guard(self, lambda: guards.efa_self_rule_problems(self.security_group))
         guards.add_guard(self, lambda: guards.s3_route_problems(self.training_subnets))
-        if self.file_system_security_group is not None:
-            fs_group = self.file_system_security_group
-            guards.add_guard(self, lambda: guards.lustre_port_problems(self.security_group, fs_group))
+
+    def job_security_group(self, scope: Construct, construct_id: str, *, workload: str, lustre: bool = True,
+                           security_group: ec2.ISecurityGroup | None = None) -> ec2.ISecurityGroup:
+        """One workload's job group, in `scope` (the workload's construct): all traffic to and from itself (EFA),
+        HTTPS out, and with `lustre` (a workload that reads FSx) Lustre both ways with the file system; the
+        endpoints' group, and the file system's for `lustre`, admit it.
+
+        Rules on the network's groups are written in the job group's stack (CDK's remote rules), which depends on
+        the network stack, never the reverse. A group may hold 60 rules per direction by default (VPC quotas,
+        adjustable), and each workload adds one to the endpoints' group and two per direction to the file
+        system's. `security_group` brings a group of yours (mutable) instead.
+        """
+        group = security_group or ec2.SecurityGroup(
+            scope, construct_id, vpc=self.vpc, allow_all_outbound=False,
+            description=f"Training jobs of workload {workload}: EFA all-traffic self rules, HTTPS out, Lustre if it "
+                        "reads FSx",
+        )
+        group.add_ingress_rule(group, ec2.Port.all_traffic(), "EFA: from the job's nodes")
+        group.add_egress_rule(group, ec2.Port.all_traffic(), "EFA: to the job's nodes")
+        group.add_egress_rule(
+            ec2.Peer.any_ipv4(), ec2.Port.tcp(443),
+            "HTTPS to AWS APIs; routes allow only the VPC endpoints (and a NAT gateway where enabled)",
+        )
+        if self.endpoint_security_group is not None:
+            self.endpoint_security_group.add_ingress_rule(group, ec2.Port.tcp(443), f"HTTPS from {workload}'s jobs",
+                                                          remote_rule=True)
+        fs_group = self.file_system_security_group
+        if fs_group is not None and lustre:
+            for port in LUSTRE_PORTS:
+                group.add_egress_rule(fs_group, port, "Lustre to the file system")
+                group.add_ingress_rule(fs_group, port, "Lustre from the file system")
+                fs_group.add_ingress_rule(group, port, f"Lustre from {workload}'s jobs", remote_rule=True)
+                fs_group.add_egress_rule(group, port, f"Lustre to {workload}'s jobs", remote_rule=True)
+            guards.add_guard(scope, lambda: lustre_rule_problems(group, fs_group))
+        guards.add_guard(scope, lambda: guards.efa_self_rule_problems(group))
+        return group
 
     def _add_endpoint_policies(self, external_buckets: Sequence[str], repositories: Sequence[str]) -> None:
         stack = cdk.Stack.of(self)
@@ -206,19 +232,60 @@ class TrainingNetwork(Construct):
         return vpc
 
     def _lustre_rules(self, vpc: ec2.IVpc) -> ec2.SecurityGroup:
-        """The file system's group, and TCP 988 + 1018-1023 between it and the jobs, both ways."""
+        """The file system's group: TCP 988 + 1018-1023 between file servers (each job group adds its own rules)."""
         fs_group = ec2.SecurityGroup(
             self, "FileSystemSecurityGroup", vpc=vpc, allow_all_outbound=False,
             description="FSx for Lustre: Lustre ports with training jobs and between file servers",
         )
-        for port, what in ((ec2.Port.tcp(988), "Lustre"), (ec2.Port.tcp_range(1018, 1023), "Lustre")):
-            self.security_group.add_egress_rule(fs_group, port, f"{what} to the file system")
-            self.security_group.add_ingress_rule(fs_group, port, f"{what} from the file system")
-            fs_group.add_ingress_rule(self.security_group, port, f"{what} from training jobs")
-            fs_group.add_egress_rule(self.security_group, port, f"{what} to training jobs")
-            fs_group.add_ingress_rule(fs_group, port, f"{what} between file servers")
-            fs_group.add_egress_rule(fs_group, port, f"{what} between file servers")
+        for port in LUSTRE_PORTS:
+            fs_group.add_ingress_rule(fs_group, port, "Lustre between file servers")
+            fs_group.add_egress_rule(fs_group, port, "Lustre between file servers")
         fs_group.add_egress_rule(
             ec2.Peer.any_ipv4(), ec2.Port.tcp(443), "HTTPS to S3 for the data repository association (gateway route)",
         )
         return fs_group
+
+
+def _group_key(stack: cdk.Stack, group: ec2.ISecurityGroup) -> str:
+    return json.dumps(stack.resolve(group.security_group_id), sort_keys=True)
+
+
+def lustre_rule_problems(job_group: ec2.ISecurityGroup | None, file_system_group: ec2.ISecurityGroup) -> list[str]:
+    """Jobs and the file system reach each other on TCP 988 and 1018-1023, both ways, and so do the file servers.
+
+    The rules between a job group and the file system's group live in the job group's stack (remote rules), those
+    between file servers in the file system group's own stack: each is looked for where it lives.
+    """
+    fs_stack = cdk.Stack.of(file_system_group)
+    fs_self = _group_key(fs_stack, file_system_group)
+    needed = [(fs_stack, "ingress", fs_self, fs_self, "file system <- file system (ingress of the file-system group "
+               "from itself)")]
+    if job_group is not None:
+        stack = cdk.Stack.of(job_group)
+        job, fs = _group_key(stack, job_group), _group_key(stack, file_system_group)
+        needed = [(stack, "egress", job, fs, "jobs -> file system (egress of the job group)"),
+                  (stack, "ingress", fs, job, "file system <- jobs (ingress of the file-system group)"),
+                  (stack, "ingress", job, fs, "jobs <- file system (ingress of the job group)"),
+                  (stack, "egress", fs, job, "file system -> jobs (egress of the file-system group)"), *needed]
+    problems = []
+    for stack, direction, group, peer, label in needed:
+        rules = [r for r in guards.rules_in(stack) if (r.direction, r.group, r.peer) == (direction, group, peer)]
+        missing = [p for low, high in guards.LUSTRE_PORTS for p in range(low, high + 1)
+                   if not any(r.covers(p) for r in rules)]
+        if missing:
+            problems.append(
+                f"Lustre port(s) {_spans(missing)} not allowed for {label}: FSx for Lustre needs TCP 988 and "
+                "1018-1023 between jobs and the file system, both ways. Add the rules (the network construct's "
+                "job_security_group does this) or use security groups CDK can modify."
+            )
+    return problems
+
+
+def _spans(ports: list[int]) -> str:
+    spans: list[list[int]] = []
+    for port in ports:
+        if spans and port == spans[-1][1] + 1:
+            spans[-1][1] = port
+        else:
+            spans.append([port, port])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)

@@ -40,8 +40,8 @@ REASONS = {
     "PutTrainingMetrics": "cloudwatch:PutMetricData has no resource-level permissions: AWS requires Resource '*'; the "
                           "cloudwatch:namespace condition limits it to SageMaker's /aws/sagemaker/ namespaces.",
     "CreateJobInterfaces": "SageMaker creates the job's network interfaces, whose IDs do not exist before the job; "
-                           "creating one also needs permission on its subnet and security group, which this statement "
-                           "grants for the training subnet and the training security group only.",
+                           "creating one also needs permission on its subnet and security group: this statement grants "
+                           "the training subnet only, each workload's execution role its own job security group.",
     "ManageJobInterfaces": "Network interface IDs are created per job; the ec2:Vpc condition limits these actions to "
                            "interfaces in the training VPC.",
     "WriteTrainingLogs": "SageMaker names log streams after each job at run time; the statement covers the streams "

@@ -2,7 +2,9 @@
 
 Each workload touches only what is its own. The execution role reads exactly the data prefixes its inputs name
 (and the allowed external buckets it names), writes only `<workload>/` of the output and checkpoint buckets, pulls
-only its own image, reads only its own code bundle; SageMaker may assume it only for this workload's jobs. The
+only its own image, reads only its own code bundle; SageMaker may assume it only for this workload's jobs. Its jobs
+run in a security group of their own (EFA's all-traffic self rules then reach only this workload's nodes), which
+the role alone may put network interfaces in. The
 state machine's role may create, describe, stop and tag only this workload's jobs and pass only this role, and only
 Step Functions acting for this state machine may assume it.
 
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 
 import aws_cdk as cdk
 from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_logs as logs
@@ -31,8 +34,9 @@ from compiler.describe import METADATA_KEY, workload_summary
 from compiler.environments import Environment
 from compiler.images import ecr_repository_arn
 from compiler.model import ProjectImage, S3Channel, Workload
-from compiler.placeholders import EXECUTION_ROLE_ARN, RUN_ID_LENGTH
+from compiler.placeholders import EXECUTION_ROLE_ARN, RUN_ID_LENGTH, TRAINING_SECURITY_GROUP_ID
 from platform_constructs.nag import acknowledge_required_wildcards
+from platform_constructs.network import TrainingNetwork
 from platform_constructs.source_bundle import SourceBundle
 
 SYNC_RULE = "StepFunctionsGetEventsForSageMakerTrainingJobsRule"
@@ -60,6 +64,7 @@ class WorkloadPlatform:
     shared_execution_policies: Sequence[iam.IManagedPolicy]
     shared_state_machine_policies: Sequence[iam.IManagedPolicy]
     run_log_group: logs.ILogGroup
+    network: TrainingNetwork  # makes the workload's own job security group
 
 
 class TrainingWorkload(Construct):
@@ -74,6 +79,8 @@ class TrainingWorkload(Construct):
         stack = cdk.Stack.of(self)
         self.job_arns = [stack.format_arn(service="sagemaker", resource=p.split("/", 1)[0], resource_name=p.split("/", 1)[1])
                          for p in job_name_patterns(workload.base_job_name, workload.capacity_retry.max_attempts)]
+        self.security_group: ec2.ISecurityGroup = platform.network.job_security_group(
+            self, "JobSecurityGroup", workload=workload.name, lustre=workload.uses_fsx)
         self.execution_role = self._execution_role(platform, source, image_uri)
         self.state_machine_name = sm.state_machine_name(spec.environment, workload.name)
         self.state_machine_arn = stack.format_arn(service="states", resource="stateMachine",
@@ -81,7 +88,8 @@ class TrainingWorkload(Construct):
                                                   arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME)
         self.role = self._state_machine_role(platform)
         text = definition
-        values = {**substitutions, EXECUTION_ROLE_ARN: self.execution_role.role_arn}
+        values = {**substitutions, EXECUTION_ROLE_ARN: self.execution_role.role_arn,
+                  TRAINING_SECURITY_GROUP_ID: self.security_group.security_group_id}
         needed = sorted(sm.deploy_time_names(text))
         self.state_machine = sfn.CfnStateMachine(
             self, "StateMachine", state_machine_name=self.state_machine_name, state_machine_type="STANDARD",
@@ -137,6 +145,11 @@ class TrainingWorkload(Construct):
                                                       "kms:DescribeKey"], resources=[platform.key.key_arn]),
             iam.PolicyStatement(sid="EncryptJobVolumes", actions=["kms:CreateGrant"], resources=[platform.key.key_arn],
                                 conditions={"Bool": {"kms:GrantIsForAWSResource": "true"}}),
+            # The shared CreateJobInterfaces policy grants the interface and the subnet; the group is this role's own.
+            iam.PolicyStatement(sid="OwnJobSecurityGroup", actions=["ec2:CreateNetworkInterface"],
+                                resources=[cdk.Stack.of(self).format_arn(
+                                    service="ec2", resource="security-group",
+                                    resource_name=self.security_group.security_group_id)]),
         ]
         if w.checkpoints:
             statements.append(iam.PolicyStatement(

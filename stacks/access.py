@@ -24,6 +24,6 @@ class AccessStack(cdk.Stack):
         super().__init__(scope, construct_id, description=f"Training platform access ({settings.name})", **kwargs)
         self.training_jobs = TrainingJobsAccess(
             self, "TrainingJobs", vpc=network.vpc, subnets=network.training_subnets,
-            security_groups=[network.security_group], key=key,
+            security_groups=[], key=key,  # each workload's role may use its own job security group only
             retention=retention(settings.log_retention_days), removal_policy=removal_policy,
         )

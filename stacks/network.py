@@ -16,7 +16,8 @@ from platform_constructs.retention import retention
 
 
 class NetworkStack(cdk.Stack):
-    """VPC, training subnet (sized by cdk.json), EFA-ready and Lustre security groups, VPC endpoints, flow logs."""
+    """VPC, training subnet (sized by cdk.json), the Lustre and endpoint security groups (each workload stack adds its
+    own EFA-ready job group and the rules that admit it), VPC endpoints, flow logs."""
 
     def __init__(self, scope: Construct, construct_id: str, *, settings: Environment,
                  removal_policy: cdk.RemovalPolicy, workloads: Sequence[Workload] = (), **kwargs: Any) -> None:

@@ -45,10 +45,11 @@ class PlatformResources:
     training_jobs: TrainingJobsAccess
 
     def substitutions(self) -> dict[str, str]:
-        """Every environment-wide deploy-time placeholder (compiler/placeholders.py) this platform fills, as tokens."""
+        """Every environment-wide deploy-time placeholder (compiler/placeholders.py) this platform fills, as tokens.
+
+        The job security group is each workload's own (platform_constructs/workload.py), filled there."""
         values = {
             ph.TRAINING_SUBNET_ID: self.network.training_subnet.subnet_id,
-            ph.TRAINING_SECURITY_GROUP_ID: self.network.security_group.security_group_id,
             ph.DATA_BUCKET: self.storage.data_bucket.bucket_name,
             ph.OUTPUT_BUCKET: self.storage.output_bucket.bucket_name,
             ph.CHECKPOINT_BUCKET: self.storage.checkpoint_bucket.bucket_name,

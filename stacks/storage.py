@@ -27,7 +27,6 @@ class StorageStack(cdk.Stack):
             assert network.file_system_security_group is not None
             self.file_system = TrainingFileSystem(
                 self, "Lustre", settings=settings.fsx, vpc=network.vpc, subnet=network.training_subnet,
-                security_group=network.file_system_security_group, job_security_group=network.security_group,
-                training_subnets=network.training_subnets, kms_key=key,
+                security_group=network.file_system_security_group, training_subnets=network.training_subnets, kms_key=key,
                 data_bucket=self.storage.data_bucket, removal_policy=removal_policy,
             )

@@ -23,7 +23,12 @@ from compiler import state_machine as sm
 from compiler.errors import Problem, SpecError
 from compiler.model import Code
 from compiler.pipeline import CompiledWorkload
-from compiler.placeholders import EXECUTION_ROLE_ARN, SOURCE_DIR_FILE_NAME, SOURCE_DIR_S3_URI
+from compiler.placeholders import (
+    EXECUTION_ROLE_ARN,
+    SOURCE_DIR_FILE_NAME,
+    SOURCE_DIR_S3_URI,
+    TRAINING_SECURITY_GROUP_ID,
+)
 from compiler.stack_layout import MAX_STACK_RESOURCES, shard_of, shard_problem, shard_stack_name, shard_template_bytes
 from platform_constructs.source_bundle import SourceBundle, write_bundle
 from platform_constructs.workload import TrainingWorkload, WorkloadPlatform
@@ -68,6 +73,7 @@ class WorkloadsStack(cdk.Stack):
             image_repositories={n: i.repository.repository_arn for n, i in platform.images.items()},
             shared_execution_policies=platform.training_jobs.policies,
             shared_state_machine_policies=runs.state_machine_policies, run_log_group=runs.log_group,
+            network=platform.network,
         )
         base = platform.substitutions() | {sm.NOTIFICATION_TOPIC_ARN: runs.topic.topic_arn}
         bundles: dict[tuple[Any, ...], SourceBundle] = {}
@@ -100,7 +106,7 @@ class WorkloadsStack(cdk.Stack):
 
     @staticmethod
     def _check_substitutions(spec: sm.MachineSpec, text: str, values: dict[str, str]) -> None:
-        needed = sm.deploy_time_names(text) - {EXECUTION_ROLE_ARN}
+        needed = sm.deploy_time_names(text) - {EXECUTION_ROLE_ARN, TRAINING_SECURITY_GROUP_ID}  # made per workload
         missing = sorted(needed - set(values))
         if missing:
             raise SpecError(Problem(spec.source, "inputs/image", "needs " + ", ".join(missing) + f", which environment "

@@ -34,8 +34,8 @@ def file_system(stack: cdk.Stack, network: TrainingNetwork, **overrides) -> Trai
 
     props = {
         "settings": SCRATCH, "vpc": network.vpc, "subnet": network.training_subnet,
-        "security_group": network.file_system_security_group, "job_security_group": network.security_group,
-        "training_subnets": network.training_subnets, "kms_key": kms.Key(stack, "Key", enable_key_rotation=True),
+        "security_group": network.file_system_security_group, "training_subnets": network.training_subnets,
+        "kms_key": kms.Key(stack, "Key", enable_key_rotation=True),
     } | overrides
     return TrainingFileSystem(stack, "Lustre", **props)
 
@@ -44,6 +44,8 @@ def test_a_good_network_and_file_system_pass_every_guard() -> None:
     app, stack = tiny_stack()
     network = TrainingNetwork(stack, "Net", availability_zone="us-east-1a", training_subnet_mask=25)
     file_system(stack, network)
+    jobs = cdk.Stack(app, "Jobs", env=cdk.Environment(account=ACCOUNT, region=REGION))  # a workload stack
+    network.job_security_group(jobs, "JobGroup", workload="w")
     app.synth()  # raises if any guard fires
 
 
@@ -73,7 +75,8 @@ def test_guard_efa_self_rules_missing() -> None:
     app, stack = tiny_stack()
     # An imported immutable group silently drops every rule CDK would add: exactly the trap the guard catches.
     frozen = ec2.SecurityGroup.from_security_group_id(stack, "Frozen", "sg-0123456789abcdef0", mutable=False)
-    TrainingNetwork(stack, "Net", availability_zone="us-east-1a", security_group=frozen, lustre=False)
+    network = TrainingNetwork(stack, "Net", availability_zone="us-east-1a", lustre=False)
+    network.job_security_group(stack, "JobGroup", workload="w", security_group=frozen)
     errors = synth_errors(app)
     assert "lacks the EFA self-rule(s) for ingress and egress" in errors
     assert "mutable=True" in errors
@@ -82,8 +85,9 @@ def test_guard_efa_self_rules_missing() -> None:
 def test_guard_lustre_ports_missing() -> None:
     app, stack = tiny_stack()
     network = TrainingNetwork(stack, "Net", availability_zone="us-east-1a", lustre=False)
+    job = network.job_security_group(stack, "JobGroup", workload="w")  # no file system group: no Lustre rules
     frozen = ec2.SecurityGroup.from_security_group_id(stack, "FrozenFs", "sg-0fedcba9876543210", mutable=False)
-    file_system(stack, network, security_group=frozen)
+    file_system(stack, network, security_group=frozen, job_security_group=job)
     errors = synth_errors(app)
     assert "Lustre port(s) 988, 1018-1023 not allowed for jobs -> file system" in errors
     assert "file system <- jobs" in errors

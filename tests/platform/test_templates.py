@@ -29,11 +29,6 @@ def export_value(synth: Synth, env: str, import_name: Any) -> Any:
     raise AssertionError(f"no export named {name}")
 
 
-def training_sg(synth: Synth, env: str) -> str:
-    groups = synth.resources(env, "Network", "AWS::EC2::SecurityGroup")
-    return next(k for k, v in groups.items() if "EFA" in v["Properties"]["GroupDescription"])
-
-
 def file_system_sg(synth: Synth, env: str) -> str:
     groups = synth.resources(env, "Network", "AWS::EC2::SecurityGroup")
     return next(k for k, v in groups.items() if "FSx" in v["Properties"]["GroupDescription"])
@@ -88,36 +83,25 @@ def test_training_subnet_is_sized_by_the_environment(synth: Synth, env: str) -> 
 
 
 @pytest.mark.parametrize("env", ENVS)
-def test_efa_self_rules_ingress_and_egress_all_traffic(synth: Synth, env: str) -> None:
-    me = gid(training_sg(synth, env))
-    for kind, peer_key in (("Ingress", "SourceSecurityGroupId"), ("Egress", "DestinationSecurityGroupId")):
-        assert any(r["GroupId"] == me and r.get(peer_key) == me and r["IpProtocol"] == "-1"
-                   for r in rules(synth, env, kind)), kind
-
-
-@pytest.mark.parametrize("env", ENVS)
-def test_lustre_ports_both_ways_between_jobs_and_file_system(synth: Synth, env: str) -> None:
-    job, fs = gid(training_sg(synth, env)), gid(file_system_sg(synth, env))
+def test_the_network_holds_no_job_group_and_the_file_servers_reach_each_other(synth: Synth, env: str) -> None:
+    """Job groups are per workload, in the workload stacks (tests/platform/test_job_security_groups.py)."""
+    groups = synth.resources(env, "Network", "AWS::EC2::SecurityGroup")
+    assert not [k for k, v in groups.items() if "EFA" in v["Properties"]["GroupDescription"]]
+    fs = gid(file_system_sg(synth, env))
     ingress, egress = rules(synth, env, "Ingress"), rules(synth, env, "Egress")
     for port in LUSTRE_PORTS:
-        assert any(r["GroupId"] == job and r.get("DestinationSecurityGroupId") == fs and allows(r, port) for r in egress)
-        assert any(r["GroupId"] == fs and r.get("SourceSecurityGroupId") == job and allows(r, port) for r in ingress)
-        assert any(r["GroupId"] == job and r.get("SourceSecurityGroupId") == fs and allows(r, port) for r in ingress)
         assert any(r["GroupId"] == fs and r.get("SourceSecurityGroupId") == fs and allows(r, port) for r in ingress)
-    # the file system group opens nothing else to the jobs
-    assert all(not allows(r, 22) for r in ingress if r["GroupId"] == fs)
+        assert any(r["GroupId"] == fs and r.get("DestinationSecurityGroupId") == fs and allows(r, port) for r in egress)
+    # the network stack's own rules admit nothing but the file servers themselves
+    assert all(r.get("SourceSecurityGroupId") == fs for r in ingress)
 
 
 @pytest.mark.parametrize("env", ENVS)
-def test_no_inbound_from_anywhere_and_https_out(synth: Synth, env: str) -> None:
-    groups = synth.resources(env, "Network", "AWS::EC2::SecurityGroup")
-    for group in groups.values():
+def test_no_inbound_from_anywhere(synth: Synth, env: str) -> None:
+    for group in synth.resources(env, "Network", "AWS::EC2::SecurityGroup").values():
         for rule in group["Properties"].get("SecurityGroupIngress", []):
             assert rule.get("CidrIp") != "0.0.0.0/0"
-    job = groups[training_sg(synth, env)]["Properties"]
-    assert {"CidrIp": "0.0.0.0/0", "IpProtocol": "tcp", "FromPort": 443, "ToPort": 443} in [
-        {k: v for k, v in r.items() if k != "Description"} for r in job["SecurityGroupEgress"]
-    ]
+    assert all(r.get("CidrIp") != "0.0.0.0/0" for r in rules(synth, env, "Ingress"))
 
 
 # ------------------------------------------------------------------------------------------ endpoints
