@@ -136,3 +136,20 @@ def test_validate_refuses_a_directory_without_specs(folder: str, expected: str, 
     monkeypatch.chdir(ROOT)
     code, out, err = run(capsys, "validate", "--directory", folder)
     assert (code, out, err) == (1, "", expected + "\n")
+
+
+def test_start_and_runs_take_a_relative_path(deployed, sfn, monkeypatch, capsys) -> None:
+    """The AWS commands resolve the spec like the others (against moto, tests/cli/conftest.py)."""
+    from tests.cli.conftest import sagemaker, wait_for_end
+    from tests.statemachine.sagemaker_sync import installed
+
+    monkeypatch.chdir(ROOT / "workloads")
+    with installed(sagemaker()):
+        code, out, err = run(capsys, "start", "./gpt-smddp.yaml", "--env", "dev", "--name", "by-relative-path")
+        assert code == 0, err
+        assert out.strip() == "arn:aws:states:us-east-1:111111111111:execution:dev-gpt-smddp:by-relative-path"
+        wait_for_end(sfn, out.strip())
+    monkeypatch.chdir(ROOT / "tests")
+    code, out, err = run(capsys, "runs", "../workloads/gpt-smddp.yaml", "--env", "dev", "--limit", "50")
+    assert code == 0, err
+    assert any(line.startswith("by-relative-path ") for line in out.splitlines())
