@@ -156,29 +156,31 @@ def _field(parent: Any, where: str, name: str) -> str:
 
 
 def _request(w: Workload) -> dict[str, Any] | None:
-    """The compiled request, or None where the spec has problems that stop it compiling (reported by their rules)."""
+    """The compiled request, or None where the spec has problems that stop it compiling (their rules report them;
+    the spec's own strings are scanned all the same)."""
     image = w.image.uri if isinstance(w.image, UriImage) else "stand-in"
     try:
         return compile_request(w, _STAND_IN, training_image=image)
-    except Exception:  # other rules name what is wrong; the spec's own strings are scanned instead
+    except Exception:  # other rules name what is wrong
         return None
 
 
 @workload_rule
 def no_credentials_in_the_request(w: Workload, f: Findings) -> None:
-    """Every string of the compiled request, reported under the spec field it came from."""
-    own: dict[str, list[tuple[str, str]]] = {}
-    for where, name, text in _walk(w, "", ""):
-        own.setdefault(text, []).append((where, name))
+    """Every string of the compiled request, and of the spec itself (its description and names reach the template
+    too), each reported once under the spec field it came from."""
+    own = list(_walk(w, "", ""))
+    fields: dict[str, list[tuple[str, str]]] = {}
+    for where, name, text in own:
+        fields.setdefault(text, []).append((where, name))
     request = _request(w)
-    strings = _walk(request, "", "") if request is not None else _walk(w, "", "")
     reported = set()
-    for where, name, text in strings:
+    for where, name, text in [*(_walk(request, "", "") if request is not None else ()), *own]:
         names = _SECRET_HYPERPARAMETER if where.startswith(("HyperParameters", "hyperparameters")) else _SECRET_VARIABLE
         kind = secret_in(name, text, names)
         if not kind:
             continue
-        sources = own.get(text, [(where, name)])
+        sources = fields.get(text, [(where, name)])
         field = next((s for s, n in sources if n == name), sources[0][0])
         if field not in reported:
             reported.add(field)

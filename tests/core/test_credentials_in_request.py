@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from compiler.errors import SpecError
+from tests.core.conftest import BASE, build
 
 HF_TOKEN = "hf_" + "aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"
 GITHUB_TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
@@ -116,3 +117,17 @@ def test_a_commit_sha_hyperparameter_passes(make) -> None:
 
 def test_an_image_pinned_by_digest_passes(make) -> None:
     accepted(make, image_uri=f"111111111111.dkr.ecr.us-east-1.amazonaws.com/trainer@{DIGEST}")
+
+
+def test_the_description_is_scanned(rejects) -> None:
+    """Not in the request, but in the state machine's metadata in the template."""
+    rejects("description", "looks like a Hugging Face token", description=f"fine-tune with {HF_TOKEN}")
+
+
+def test_a_credential_is_reported_beside_the_specs_other_problems(spec_dir) -> None:
+    raw = dict(BASE, distribution={"mpi": {"enabled": True, "processes_per_host": "x",
+                                           "custom_mpi_options": f"-x HF_TOKEN={HF_TOKEN}"}})
+    with pytest.raises(SpecError) as caught:
+        build(spec_dir, raw)
+    fields = {p.field for p in caught.value.problems}
+    assert {"distribution.mpi.processes_per_host", "distribution.mpi.custom_mpi_options"} <= fields
