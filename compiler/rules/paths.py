@@ -8,7 +8,8 @@ directory, `/<workload name>/` in the file system (`/<MountName>/<workload name>
 SageMaker copies the checkpoint prefix into `checkpoint_local_path` before the algorithm starts and uploads
 everything under it while the job runs (the SDK's `checkpoint_local_path` documentation). The API allows any path
 (CheckpointConfig.LocalPath, pattern `.*`); the platform keeps it under `/opt/ml/`, the container's SageMaker
-directory, so what the checkpoint prefix holds cannot land in `/etc` or on the training code.
+directory, and out of `/opt/ml/input` and `/opt/ml/code`, so what the checkpoint prefix holds cannot land in `/etc`,
+on the job's inputs or on the training code.
 
 Paths are compared by their segments, after dropping empty and `.` segments; a `..` segment is refused outright
 (what it points at depends on symbolic links the compiler cannot see).
@@ -22,6 +23,10 @@ from compiler.rules.registry import workload_rule
 
 CHECKPOINT_ROOT = ("opt", "ml")
 DEFAULT_CHECKPOINT_PATH = "/opt/ml/checkpoints"
+# What SageMaker and its training toolkit write before the script starts: the channels and the job's configuration
+# under /opt/ml/input, the training code under /opt/ml/code (where the SDK's local mode mounts it too). A checkpoint
+# download into them would replace the job's inputs or its code.
+RESERVED = {"input": "the job's input data and configuration", "code": "the training code"}
 
 
 def segments(path: str) -> list[str] | None:
@@ -67,3 +72,6 @@ def checkpoint_path_stays_in_opt_ml(w: Workload, f: Findings) -> None:
         f.problem("checkpoint_local_path", f"{normalized(path)} is not under /opt/ml/: SageMaker downloads the "
                   f"checkpoints into it at start, so it must be a directory of its own there, e.g. "
                   f"{DEFAULT_CHECKPOINT_PATH} (the default when left out)")
+    elif parts[2] in RESERVED:
+        f.problem("checkpoint_local_path", f"/opt/ml/{parts[2]} holds {RESERVED[parts[2]]}, which a checkpoint "
+                  f"download at start would overwrite: use a directory of its own, e.g. {DEFAULT_CHECKPOINT_PATH}")

@@ -72,7 +72,7 @@ def test_rw_elsewhere_is_refused(rejects, path) -> None:
 
 
 @pytest.mark.parametrize("path", ["/opt/ml/checkpoints", "/opt/ml/checkpoints/", "/opt/ml/x", "/opt//ml/./checkpoints",
-                                  "/opt/ml/checkpoints/run-1"])
+                                  "/opt/ml/checkpoints/run-1", "/opt/ml/codes", "/opt/ml/inputs", "/opt/ml/model/ckpt"])
 def test_a_checkpoint_path_under_opt_ml_passes(make, path) -> None:
     workload = accepted(make, checkpoints=True, checkpoint_local_path=path)
     assert workload.checkpoint_local_path == path  # sent as written, as the SDK sends it
@@ -88,6 +88,10 @@ def test_a_checkpoint_path_under_opt_ml_passes(make, path) -> None:
     ("/opt/checkpoints", "not under /opt/ml/"),
     ("/etc", "not under /opt/ml/"),
     ("/", "not under /opt/ml/"),
+    ("/opt/ml/code", "holds the training code"),
+    ("/opt/ml/code/ckpt", "holds the training code"),
+    ("/opt/ml/input", "input data and configuration"),
+    ("/opt/ml/./input/data/train", "input data and configuration"),
 ])
 def test_a_checkpoint_path_outside_opt_ml_is_refused(rejects, path, words) -> None:
     rejects("checkpoint_local_path", words, "/opt/ml/checkpoints", checkpoints=True, checkpoint_local_path=path)
