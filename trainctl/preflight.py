@@ -20,16 +20,17 @@ from compiler.errors import SpecError
 from trainctl.common import project_of
 
 # Checks that talk to AWS; they skip when the credentials check failed (wrong account: nothing there is ours).
-AWS_CHECKS = ("cdk_bootstrap", "existing_resources", "sagemaker_log_group", "training_quotas", "network_limits",
-              "fsx_limits", "definitions")
+AWS_CHECKS = ("cdk_bootstrap", "bootstrap_image_repository", "existing_resources", "sagemaker_log_group",
+              "training_quotas", "network_limits", "fsx_limits", "definitions")
 
 
 def checks() -> list[Any]:
     """Every check, in the table's order (imported here: boto3 loads only when preflight runs)."""
     from trainctl.preflight_checks import account, definitions, docker, existing, quotas
 
-    return [account.credentials, account.cdk_bootstrap, existing.existing_resources, existing.sagemaker_log_group,
-            docker.docker, quotas.training_quotas, quotas.network_limits, quotas.fsx_limits, definitions.definitions]
+    return [account.credentials, account.cdk_bootstrap, account.bootstrap_image_repository,
+            existing.existing_resources, existing.sagemaker_log_group, docker.docker, quotas.training_quotas,
+            quotas.network_limits, quotas.fsx_limits, definitions.definitions]
 
 
 def run_check(check: Any, ctx: Any) -> list[Any]:

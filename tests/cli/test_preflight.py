@@ -210,6 +210,53 @@ def test_bootstrap_version_from_ssm_in_moto(aws: None, cdk_out: Path) -> None:
     session.verify()
 
 
+ASSETS = "cdk-hnb659fds-container-assets-111111111111-us-east-1"
+
+
+def bootstrap_outputs(repository: str | None = ASSETS) -> dict[str, Any]:
+    outputs = [{"OutputKey": "BootstrapVersion", "OutputValue": "30"}]
+    return stack(outputs=outputs + ([{"OutputKey": "ImageRepositoryName", "OutputValue": repository}]
+                                    if repository else []))
+
+
+def repository(session: StubbedSession, mutability: str) -> None:
+    session.stub("ecr").add_response("describe_repositories", {"repositories": [
+        {"repositoryName": ASSETS, "imageTagMutability": mutability}]}, {"repositoryNames": [ASSETS]})
+
+
+def test_an_immutable_asset_repository_passes(session: StubbedSession, cdk_out: Path, images: dict[str, Any]) -> None:
+    session.stub("cloudformation").add_response("describe_stacks", bootstrap_outputs(), {"StackName": "CDKToolkit"})
+    repository(session, "IMMUTABLE")
+    assert account.bootstrap_image_repository(context(session, cdk_out, images=images)) == [
+        Result("bootstrap-image-repository", PASS, f"{ASSETS}: IMMUTABLE tags")]
+
+
+def test_a_mutable_asset_repository_fails(session: StubbedSession, cdk_out: Path, images: dict[str, Any]) -> None:
+    session.stub("cloudformation").add_response("describe_stacks", bootstrap_outputs(), {"StackName": "CDKToolkit"})
+    repository(session, "MUTABLE")
+    assert account.bootstrap_image_repository(context(session, cdk_out, images=images)) == [
+        Result("bootstrap-image-repository", FAIL, f"{ASSETS} has MUTABLE tags, so an image pushed again under an "
+               "asset hash could change what the Registry stack copies: `aws ecr put-image-tag-mutability "
+               f"--repository-name {ASSETS} --image-tag-mutability IMMUTABLE --region us-east-1` (the pinned CLI's "
+               "bootstrap template makes it IMMUTABLE)")]
+
+
+def test_no_asset_repository_output_fails(session: StubbedSession, cdk_out: Path, images: dict[str, Any]) -> None:
+    session.stub("cloudformation").add_response("describe_stacks", bootstrap_outputs(None), {"StackName": "CDKToolkit"})
+    assert account.bootstrap_image_repository(context(session, cdk_out, images=images)) == [
+        Result("bootstrap-image-repository", FAIL, "CDKToolkit names no ImageRepositoryName output; bootstrap again: "
+               "`npx cdk bootstrap aws://111111111111/us-east-1`")]
+
+
+def test_the_asset_repository_check_skips_without_a_bootstrap_or_an_image(session: StubbedSession, cdk_out: Path,
+                                                                          images: dict[str, Any]) -> None:
+    no_stack(session, "CDKToolkit")
+    assert account.bootstrap_image_repository(context(session, cdk_out, images=images)) == [
+        Result("bootstrap-image-repository", SKIP, "no CDKToolkit stack (see cdk-bootstrap)")]
+    assert account.bootstrap_image_repository(context(session, cdk_out)) == [
+        Result("bootstrap-image-repository", SKIP, "the project builds no image")]
+
+
 # ------------------------------------------------------------------------------------------ existing resources
 
 TOPIC_ARN = "arn:aws:sns:us-east-1:111111111111:dev-training-runs"
@@ -591,6 +638,8 @@ def everything_passes(session: StubbedSession) -> None:
     """The answers of an account ready for dev, in the order the checks ask."""
     session.stub("sts").add_response("get_caller_identity", IDENTITY)
     session.stub("cloudformation").add_response("describe_stacks", stack(), {"StackName": "CDKToolkit"})
+    session.stub("cloudformation").add_response("describe_stacks", bootstrap_outputs(), {"StackName": "CDKToolkit"})
+    repository(session, "IMMUTABLE")
     log_groups(session, RUN_LOGS)
     session.stub("sns").add_client_error("get_topic_attributes", "NotFound", "Topic does not exist", 404)
     log_groups(session, "/aws/sagemaker/TrainingJobs")
@@ -626,12 +675,13 @@ def test_a_ready_account_exits_0_with_one_table(monkeypatch: pytest.MonkeyPatch,
     assert code == 0
     assert lines[:2] == ["| Check | Result | Detail / fix |", "| --- | --- | --- |"]
     assert [line.split(" | ")[:2] for line in lines[2:]] == [
-        ["| credentials", "PASS"], ["| cdk-bootstrap", "PASS"], ["| existing-resources", "PASS"],
+        ["| credentials", "PASS"], ["| cdk-bootstrap", "PASS"], ["| bootstrap-image-repository", "PASS"],
+        ["| existing-resources", "PASS"],
         ["| sagemaker-log-group", "PASS"], ["| docker", "PASS"], ["| training-quotas", "PASS"],
         ["| network-limits", "PASS"], ["| fsx-limits", "PASS"], ["| definitions", "PASS"]]
     assert lines[-1] == ("| definitions | PASS | 5 of 5 accepted: gpt-finetune-single, gpt-horovod-mpi, gpt-smddp, "
                          "gpt-smp-v1, gpt-torchrun-fsx |")
-    assert err == "preflight dev: 9 pass, 0 fail, 0 skip\n"
+    assert err == "preflight dev: 10 pass, 0 fail, 0 skip\n"
 
 
 def test_one_failed_check_exits_1(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
@@ -640,7 +690,7 @@ def test_one_failed_check_exits_1(monkeypatch: pytest.MonkeyPatch, capsys: pytes
     code, out, err = run_cli(monkeypatch, capsys, session, cdk_out, "echo 'daemon down' >&2; exit 1", tmp_path)
     assert code == 1
     assert "| docker | FAIL | `docker version` failed (daemon down): start the Docker daemon |" in out.splitlines()
-    assert err == "preflight dev: 8 pass, 1 fail, 0 skip\n"
+    assert err == "preflight dev: 9 pass, 1 fail, 0 skip\n"
 
 
 def test_no_credentials_exit_1_without_a_traceback(no_aws_config: None, monkeypatch: pytest.MonkeyPatch,
@@ -652,7 +702,8 @@ def test_no_credentials_exit_1_without_a_traceback(no_aws_config: None, monkeypa
     out, err = capsys.readouterr()
     assert code == 1
     assert [line.split(" | ")[:2] for line in out.splitlines()[2:]] == [
-        ["| credentials", "FAIL"], ["| cdk-bootstrap", "SKIP"], ["| existing-resources", "SKIP"],
+        ["| credentials", "FAIL"], ["| cdk-bootstrap", "SKIP"], ["| bootstrap-image-repository", "SKIP"],
+        ["| existing-resources", "SKIP"],
         ["| sagemaker-log-group", "SKIP"], ["| docker", "PASS"], ["| training-quotas", "SKIP"],
         ["| network-limits", "SKIP"], ["| fsx-limits", "SKIP"], ["| definitions", "SKIP"]]
     assert "Traceback" not in out + err

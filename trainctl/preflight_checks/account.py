@@ -5,7 +5,7 @@ from __future__ import annotations
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, ProfileNotFound
 
 from trainctl.preflight_checks import assembly
-from trainctl.preflight_checks.base import FAIL, PASS, Context, Result
+from trainctl.preflight_checks.base import FAIL, PASS, SKIP, Context, Result
 
 BOOTSTRAP_STACK = "CDKToolkit"
 # CloudFormation states in which the bootstrap stack's resources are all there and settled.
@@ -87,3 +87,30 @@ def cdk_bootstrap(ctx: Context) -> list[Result]:
                        f"upgrade it with the pinned CLI: {_bootstrap_command(ctx)}")]
     need = f"the templates need {required} or later" if required is not None else "the templates check no version"
     return [Result(name, PASS, f"{BOOTSTRAP_STACK} {status}, version {version} ({need})")]
+
+
+def bootstrap_image_repository(ctx: Context) -> list[Result]:
+    """The bootstrap's container-asset repository keeps its tags immutable, so the Registry stack's copy source
+    `<repository>:<asset hash>` is always the image first built for that hash (docs/aws-assumptions.md)."""
+    name = "bootstrap-image-repository"
+    if not ctx.images:
+        return [Result(name, SKIP, "the project builds no image")]
+    try:
+        (stack,) = ctx.aws.client("cloudformation").describe_stacks(StackName=BOOTSTRAP_STACK)["Stacks"]
+    except ClientError as error:
+        if "does not exist" not in str(error):
+            raise
+        return [Result(name, SKIP, f"no {BOOTSTRAP_STACK} stack (see cdk-bootstrap)")]
+    outputs = {o.get("OutputKey"): o.get("OutputValue") for o in stack.get("Outputs", [])}
+    repository = outputs.get("ImageRepositoryName")
+    if not repository:
+        return [Result(name, FAIL, f"{BOOTSTRAP_STACK} names no ImageRepositoryName output; bootstrap again: "
+                       f"{_bootstrap_command(ctx)}")]
+    (found,) = ctx.aws.client("ecr").describe_repositories(repositoryNames=[repository])["repositories"]
+    mutability = found.get("imageTagMutability", "MUTABLE")
+    if mutability != "IMMUTABLE":
+        return [Result(name, FAIL, f"{repository} has {mutability} tags, so an image pushed again under an asset hash "
+                       f"could change what the Registry stack copies: `aws ecr put-image-tag-mutability "
+                       f"--repository-name {repository} --image-tag-mutability IMMUTABLE --region {ctx.env.region}` "
+                       "(the pinned CLI's bootstrap template makes it IMMUTABLE)")]
+    return [Result(name, PASS, f"{repository}: IMMUTABLE tags")]
