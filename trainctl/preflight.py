@@ -46,8 +46,8 @@ def run_check(check: Any, ctx: Any) -> list[Any]:
         rows: list[Any] = check(ctx)
         return rows
     except (BotoCoreError, ClientError) as error:
-        return [Result(label, FAIL, f"AWS refused or failed: {error}; preflight needs read access (the AWS managed "
-                       "policy ReadOnlyAccess covers every call it makes)")]
+        return [Result(label, FAIL, f"AWS refused or failed: {error}; give the credentials the read-only actions "
+                       "README \"Preflight\" lists")]
     except Exception as error:  # one broken check must not hide the others' results
         return [Result(label, FAIL, f"the check stopped: {type(error).__name__}: {error}")]
 

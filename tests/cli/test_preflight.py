@@ -620,8 +620,8 @@ def test_an_aws_error_in_a_check_is_a_failed_row(session: StubbedSession, cdk_ou
     session.stub("logs").add_client_error("describe_log_groups", "AccessDeniedException", "no", 400)
     assert preflight.run_check(existing.sagemaker_log_group, context(session, cdk_out)) == [
         Result("sagemaker-log-group", FAIL, "AWS refused or failed: An error occurred (AccessDeniedException) when "
-               "calling the DescribeLogGroups operation: no; preflight needs read access (the AWS managed policy "
-               "ReadOnlyAccess covers every call it makes)")]
+               "calling the DescribeLogGroups operation: no; give the credentials the read-only actions README "
+               '"Preflight" lists')]
 
 
 def test_aws_checks_skip_without_the_accounts_credentials(session: StubbedSession, cdk_out: Path) -> None:
