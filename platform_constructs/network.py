@@ -158,22 +158,23 @@ class TrainingNetwork(Construct):
             description=f"Training jobs of workload {workload}: EFA all-traffic self rules, HTTPS out, Lustre if it "
                         "reads FSx",
         )
-        group.add_ingress_rule(group, ec2.Port.all_traffic(), "EFA: from the job's nodes")
-        group.add_egress_rule(group, ec2.Port.all_traffic(), "EFA: to the job's nodes")
+        # Rule descriptions take a-z, A-Z, 0-9, spaces and ._-:/()#,@[]+=&;{}!$* (EC2 API reference, IpRange): no quotes.
+        group.add_ingress_rule(group, ec2.Port.all_traffic(), "EFA: from the nodes of the job")
+        group.add_egress_rule(group, ec2.Port.all_traffic(), "EFA: to the nodes of the job")
         group.add_egress_rule(
             ec2.Peer.any_ipv4(), ec2.Port.tcp(443),
             "HTTPS to AWS APIs; routes allow only the VPC endpoints (and a NAT gateway where enabled)",
         )
         if self.endpoint_security_group is not None:
-            self.endpoint_security_group.add_ingress_rule(group, ec2.Port.tcp(443), f"HTTPS from {workload}'s jobs",
+            self.endpoint_security_group.add_ingress_rule(group, ec2.Port.tcp(443), f"HTTPS from jobs of {workload}",
                                                           remote_rule=True)
         fs_group = self.file_system_security_group
         if fs_group is not None and lustre:
             for port in LUSTRE_PORTS:
                 group.add_egress_rule(fs_group, port, "Lustre to the file system")
                 group.add_ingress_rule(fs_group, port, "Lustre from the file system")
-                fs_group.add_ingress_rule(group, port, f"Lustre from {workload}'s jobs", remote_rule=True)
-                fs_group.add_egress_rule(group, port, f"Lustre to {workload}'s jobs", remote_rule=True)
+                fs_group.add_ingress_rule(group, port, f"Lustre from jobs of {workload}", remote_rule=True)
+                fs_group.add_egress_rule(group, port, f"Lustre to jobs of {workload}", remote_rule=True)
             guards.add_guard(scope, lambda: lustre_rule_problems(group, fs_group))
         guards.add_guard(scope, lambda: guards.efa_self_rule_problems(group))
         return group
