@@ -15,6 +15,7 @@ from typing import Any
 
 import boto3
 import pytest
+from botocore.exceptions import EndpointConnectionError
 
 from compiler.model import CapacityRetry, Compute
 from compiler.pipeline import compile_one, project_images
@@ -111,6 +112,20 @@ def test_expired_credentials_fail_with_the_error(session: StubbedSession, cdk_ou
     assert row == Result("credentials", FAIL, "STS GetCallerIdentity failed: An error occurred (ExpiredToken) when "
                          "calling the GetCallerIdentity operation: The security token included in the request is "
                          "expired; refresh the credentials for account 111111111111 (environment dev)")
+
+
+def test_an_unreachable_sts_fails_naming_the_network(cdk_out: Path) -> None:
+    class Offline:
+        def client(self, service: str, **kwargs: Any) -> Any:
+            def refuse() -> None:
+                raise EndpointConnectionError(endpoint_url="https://sts.us-east-1.amazonaws.com/")
+            return SimpleNamespace(get_caller_identity=refuse)
+
+    ctx = replace(context(StubbedSession(), cdk_out, credentials_ok=False), aws=Aws(DEV, session=Offline()))
+    assert account.credentials(ctx) == [Result("credentials", FAIL, "STS GetCallerIdentity failed: Could not connect "
+                                               'to the endpoint URL: "https://sts.us-east-1.amazonaws.com/"; check this '
+                                               "machine's network (proxy, VPN, firewall) and the credentials' "
+                                               "configuration, then run preflight again")]
 
 
 def test_no_credentials_fail(no_aws_config: None, cdk_out: Path) -> None:

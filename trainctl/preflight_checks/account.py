@@ -25,9 +25,12 @@ def credentials(ctx: Context) -> list[Result]:
     except NoCredentialsError:
         return [Result("credentials", FAIL, f"no AWS credentials found; configure them for {where}, e.g. "
                        "`aws sso login --profile NAME` and AWS_PROFILE=NAME")]
-    except (BotoCoreError, ClientError) as error:
+    except ClientError as error:
         return [Result("credentials", FAIL, f"STS GetCallerIdentity failed: {error}; refresh the credentials for "
                        f"{where}")]
+    except BotoCoreError as error:
+        return [Result("credentials", FAIL, f"STS GetCallerIdentity failed: {error}; check this machine's network "
+                       "(proxy, VPN, firewall) and the credentials' configuration, then run preflight again")]
     account = identity["Account"]
     if account != env.account:
         return [Result("credentials", FAIL, f"the credentials are for account {account}, but cdk.json pins {where}; "
