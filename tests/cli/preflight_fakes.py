@@ -30,6 +30,7 @@ class StubbedSession:
         self.moto = moto
         self.clients: dict[str, Any] = {}
         self.stubbers: dict[str, Stubber] = {}
+        self.called: set[str] = set()  # "service:Operation" of every call made through a stubbed client
         self._boto = boto3.Session(aws_access_key_id="testing", aws_secret_access_key="testing",
                                    region_name=DEV.region)
 
@@ -42,6 +43,8 @@ class StubbedSession:
     def stub(self, service: str) -> Stubber:
         if service not in self.stubbers:
             self.clients[service] = self._boto.client(service, region_name=DEV.region)
+            self.clients[service].meta.events.register(
+                "before-parameter-build", lambda model, **_: self.called.add(f"{service}:{model.name}"))
             self.stubbers[service] = Stubber(self.clients[service])
             self.stubbers[service].activate()
         return self.stubbers[service]

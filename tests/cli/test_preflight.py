@@ -697,6 +697,10 @@ def test_a_ready_account_exits_0_with_one_table(monkeypatch: pytest.MonkeyPatch,
     assert lines[-1] == ("| definitions | PASS | 5 of 5 accepted: gpt-finetune-single, gpt-horovod-mpi, gpt-smddp, "
                          "gpt-smp-v1, gpt-torchrun-fsx |")
     assert err == "preflight dev: 10 pass, 0 fail, 0 skip\n"
+    assert session.called == {  # read-only and free: Describe, List, Get, Validate
+        "sts:GetCallerIdentity", "cloudformation:DescribeStacks", "ecr:DescribeRepositories", "logs:DescribeLogGroups",
+        "sns:GetTopicAttributes", "service-quotas:ListAWSDefaultServiceQuotas", "service-quotas:ListServiceQuotas",
+        "ec2:DescribeVpcs", "fsx:DescribeFileSystems", "stepfunctions:ValidateStateMachineDefinition"}
 
 
 def test_one_failed_check_exits_1(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
