@@ -6,6 +6,8 @@ CreateTrainingJob that the CDK task cannot (FSx channels, checkpoints, spot, ret
 goes in as it is; this module only adds what exists at run time:
 
 - the execution input is checked first (`input_check`); anything wrong ends the execution with `InvalidInput`;
+- unless the spec allows concurrent runs, a run that finds an older one of the same state machine in progress ends
+  with `AlreadyRunning` before any job (`concurrency`);
 - `${RunId}` (12 hex characters, once per execution) and `${Attempt}` (0, 1, ... per capacity relaunch) are made
   with intrinsic functions, so job names are unique whatever the execution was named;
 - hyperparameter overrides are encoded like the estimator encodes them (`encoding`) and merged over the spec's;
@@ -30,7 +32,7 @@ from compiler import catalog, run_metrics
 from compiler import placeholders as ph
 from compiler.errors import SpecError
 from compiler.request import TAG_EXECUTION
-from compiler.state_machine import input_check, integrations, intrinsics, recovery
+from compiler.state_machine import concurrency, input_check, integrations, intrinsics, recovery
 from compiler.state_machine.asl import INVALID_INPUT, literal, run_time_format, with_run_time
 from compiler.state_machine.encoding import encoding_states, portable_defaults
 from compiler.state_machine.machine import MachineSpec
@@ -423,8 +425,13 @@ def _end_states(spec: MachineSpec) -> dict[str, Any]:
 def build_definition(spec: MachineSpec) -> dict[str, Any]:
     """The ASL definition (JSONPath) of the workload's state machine."""
     encode_entry, encode_states = encoding_states(spec.policy, "Launch attempt")
+    guard_entry, guard_states = concurrency.concurrency_states(spec.workload, spec.concurrent_runs,
+                                                               input_check.LAST_NEXT)
+    checks = input_check.input_states(spec.policy)
+    checks["Input is valid"]["Next"] = guard_entry
     states: dict[str, Any] = {
-        **input_check.input_states(spec.policy),
+        **checks,
+        **guard_states,
         **_start_states(spec, encode_entry),
         **encode_states,
         **_launch_states(spec),

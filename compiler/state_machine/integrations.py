@@ -210,25 +210,31 @@ def _resource_problem(resource: str, parsed: Resource | None) -> str | None:
     return None
 
 
-def _member_problems(value: Any, shape: Shape, path: str) -> Iterator[str]:
+def pascal(member: str) -> str:
+    """A member's name as AWS SDK integrations spell it: PascalCase, whatever the API's own casing (the AWS CDK's
+    CallAwsService: "Use PascalCase for the parameter names"; e.g. Step Functions' own `stateMachineArn`)."""
+    return member[:1].upper() + member[1:]
+
+
+def _member_problems(value: Any, shape: Shape, path: str, sdk: bool = False) -> Iterator[str]:
     """Field names in `value` that the shape does not have; `Key.$` counts as `Key`, its value is not looked at."""
     if isinstance(value, dict) and shape.type_name == "structure":
-        members = list(shape.members)
+        members = {pascal(m) if sdk else m: m for m in shape.members}
         for key, item in value.items():
             dynamic = key.endswith(".$")
             name = key[:-2] if dynamic else key
             where = f"{path}.{name}" if path else name
             if name not in members:
-                yield f"{where}: not a member of {shape.name}{_close(name, members)}"
+                yield f"{where}: not a member of {shape.name}{_close(name, list(members))}"
             elif not dynamic:
-                yield from _member_problems(item, shape.members[name], where)
+                yield from _member_problems(item, shape.members[members[name]], where, sdk)
     elif isinstance(value, dict) and shape.type_name == "map":
         for key, item in value.items():
             if not key.endswith(".$"):
-                yield from _member_problems(item, shape.value, f"{path}[{key!r}]")
+                yield from _member_problems(item, shape.value, f"{path}[{key!r}]", sdk)
     elif isinstance(value, list) and shape.type_name == "list":
         for index, item in enumerate(value):
-            yield from _member_problems(item, shape.member, f"{path}[{index}]")
+            yield from _member_problems(item, shape.member, f"{path}[{index}]", sdk)
 
 
 def _task_problems(name: str, state: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
@@ -242,7 +248,7 @@ def _task_problems(name: str, state: Mapping[str, Any]) -> Iterator[tuple[str, s
     operation = operation_model(parsed)
     if operation is not None and operation.input_shape is not None:
         parameters = state.get("Parameters", {})
-        for message in _member_problems(parameters, operation.input_shape, ""):
+        for message in _member_problems(parameters, operation.input_shape, "", parsed.sdk):
             yield "Parameters", (f"{message}: {parsed.operation} takes only the members of botocore's "
                                  f"{operation.input_shape.name}, spelled as the API spells them")
     known = errors_of(parsed)

@@ -56,6 +56,7 @@ class MachineSpec:
     capacity_backoff_rate: float = 2.0
     group_rate: float | None = None  # price per hour of a heterogeneous cluster
     source: str = ""
+    concurrent_runs: bool = False  # True: executions may run side by side (no check for another run in progress)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property

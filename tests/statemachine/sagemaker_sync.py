@@ -18,7 +18,9 @@ for the duration of a test:
 - `StateTaskServiceAwsSdk` with SageMaker's describe and stop routed to the same fake, so the test sees every stop
   and can throttle describes, and SageMaker's errors named with the service's exception prefix, `SageMaker`
   (developer guide, "AWS SDK service integrations": `SageMaker.<Name>Exception` for a modelled error,
-  `SageMaker.SageMakerException` for others such as throttling).
+  `SageMaker.SageMakerException` for others such as throttling). Other services' members are translated between
+  the PascalCase of AWS SDK integrations and the API's own casing (Step Functions' `stateMachineArn`), both ways, as
+  Step Functions does and as LocalStack's interpreter did before moto's port left that step out.
 """
 
 from __future__ import annotations
@@ -296,10 +298,20 @@ class StateTaskServiceSdk(StateTaskServiceAwsSdk):
         # The "Exception prefix" column of the developer guide's AWS SDK integrations table.
         return {"sagemaker": "SageMaker", "cloudwatch": "CloudWatch"}.get(service_name, service_name)
 
+    def _operation(self) -> Any:
+        client = boto3.client(self._get_boto_service_name(), region_name="us-east-1")
+        return client.meta.service_model.operation_model(client.meta.method_to_api_mapping[
+            self._get_boto_service_action()])
+
     def _eval_service_task(self, env, resource_runtime_part, normalised_parameters, state_credentials):
         action = self._get_boto_service_action()
         if self._get_boto_service_name() != "sagemaker" or action not in self._FAKED:
+            operation = self._operation()
+            parameters = _api_cased(normalised_parameters, operation.input_shape)
+            normalised_parameters.clear()
+            normalised_parameters.update(parameters)
             super()._eval_service_task(env, resource_runtime_part, normalised_parameters, state_credentials)
+            env.stack.append(_pascal_cased(env.stack.pop(), operation.output_shape))
             return
         fake = _CURRENT[-1]
         name = normalised_parameters["TrainingJobName"]
@@ -308,6 +320,25 @@ class StateTaskServiceSdk(StateTaskServiceAwsSdk):
             env.stack.append({})
         else:
             env.stack.append(fake.describe_call(name))
+
+
+def _api_cased(value: Any, shape: Any) -> Any:
+    """PascalCase member names (as in a Task's Parameters) in the API's own casing, by the operation's shape."""
+    if isinstance(value, dict) and shape is not None and shape.type_name == "structure":
+        names = {m[:1].upper() + m[1:]: m for m in shape.members}
+        return {names.get(k, k): _api_cased(v, shape.members.get(names.get(k, k))) for k, v in value.items()}
+    if isinstance(value, list) and shape is not None and shape.type_name == "list":
+        return [_api_cased(v, shape.member) for v in value]
+    return value
+
+
+def _pascal_cased(value: Any, shape: Any) -> Any:
+    """A response's structure members in PascalCase, as AWS SDK integrations return them (map keys stay)."""
+    if isinstance(value, dict) and shape is not None and shape.type_name == "structure":
+        return {k[:1].upper() + k[1:]: _pascal_cased(v, shape.members.get(k)) for k, v in value.items()}
+    if isinstance(value, list) and shape is not None and shape.type_name == "list":
+        return [_pascal_cased(v, shape.member) for v in value]
+    return value
 
 
 # moto parses the whole definition again for every execution (ANTLR, most of an execution's time) and every
