@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,13 @@ def _args(*argv: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
     local.add_commands(parser.add_subparsers())
     return parser.parse_args(["run-local", *argv])
+
+
+@pytest.fixture(autouse=True)
+def _specs_removed_afterwards(tmp_path: Path):
+    """`_spec` writes inside the project: leave nothing behind in build/."""
+    yield
+    shutil.rmtree(REPO / "build" / "test-specs" / tmp_path.name, ignore_errors=True)
 
 
 def _spec(tmp_path: Path, **overrides) -> Path:
