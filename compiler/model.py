@@ -226,6 +226,7 @@ class Workload:
     compute: Compute
     distribution: Mapping[str, Any] = field(default_factory=dict)  # the SDK's dict, as written
     hyperparameters: Mapping[str, Any] = field(default_factory=dict)
+    choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # a run may set these names only to these
     environment: Mapping[str, str] | None = None  # None: the spec sets none (the SDK then sends no Environment)
     inputs: tuple[Channel, ...] = ()
     model_uri: str | None = None

@@ -89,7 +89,7 @@ class OverridePolicy:
         return cls(workload=workload.name, hyperparameters=values, instance_count=workload.instance_count,
                    instance_count_max=None if workload.compute.instance_groups else workload.instance_count_ceiling,
                    max_run=workload.max_run, max_wait=workload.max_wait if workload.use_spot_instances else None,
-                   str_encoded=str_encoded)
+                   str_encoded=str_encoded, choices=dict(workload.choices))
 
     @property
     def fields(self) -> tuple[str, ...]:

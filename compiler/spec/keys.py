@@ -42,6 +42,8 @@ PLATFORM_KEYS = {
     "capacity_retry": "relaunches after EC2 capacity failures: {max_attempts, wait_seconds, backoff_rate, "
                       "fallback_instance_types}",
     "max_instance_count": "the largest instance_count an execution may ask for (default: instance_count)",
+    "choices": "{hyperparameter: [values]}: the only values a run may give these text hyperparameters (any text in "
+               "them; without choices a run's text may hold only letters, digits and ._:/=+@-)",
     "unencrypted_traffic_reason": "why this workload may run without inter-container traffic encryption where the "
                                   "environment requires it",
     "environments": "per environment: {} to deploy as written, or a few keys to override there; absent: everywhere",

@@ -7,6 +7,7 @@ are refused; names the SDK sets itself (`sagemaker_*`) are refused rather than s
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Mapping
@@ -67,6 +68,29 @@ def read_hyperparameters(r: Reader, framework: str) -> dict[str, Any]:
             hyperparameters.problem(where, problem)
             continue
         result[str(name)] = value
+    return result
+
+
+def read_choices(r: Reader, hyperparameters: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
+    """`choices: {name: [values]}`: the only values a run may give a text hyperparameter (`compiler.overrides`)."""
+    choices = r.child("choices")
+    if choices is None:
+        return {}
+    result = {}
+    longest = limits().hyperparameter_value_max
+    for name, values in choices.raw.items():
+        where = str(name)
+        if not isinstance(hyperparameters.get(name), str):
+            choices.problem(where, "choices are for the spec's text hyperparameters; add it to hyperparameters with "
+                            "text as its value (its default), or remove it from choices")
+        elif not isinstance(values, list) or not values or not all(isinstance(v, str) for v in values):
+            choices.problem(where, f"a list of text values, e.g. [{hyperparameters[name]}], not {describe(values)}")
+        elif hyperparameters[name] not in values:
+            choices.problem(where, f"must include the spec's own value {hyperparameters[name]!r}")
+        elif any(len(json.dumps(v)) > longest for v in values):
+            choices.problem(where, f"a value is longer than SageMaker's {longest} characters as sent")
+        else:
+            result[str(name)] = tuple(dict.fromkeys(values))
     return result
 
 
