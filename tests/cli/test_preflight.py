@@ -7,6 +7,7 @@ nor ValidateStateMachineDefinition. Expected texts are written out, never comput
 
 from __future__ import annotations
 
+import json
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -326,6 +327,66 @@ def test_a_retained_leftover_fails_with_what_to_do(session: StubbedSession, cdk_
         Result("existing-resources", FAIL, "dev-training-runs (AWS::SNS::Topic) belongs to stack old-Runs, not "
                "dev-Runs: delete or rename it there before deploying"),
     ]
+
+
+SM_ARN = "arn:aws:states:us-east-1:111111111111:stateMachine:dev-gpt-x"
+KINDS = [  # kind, name property, name, service, operation, its params, an answer that it exists, its not-found code,
+    # the physical ID CloudFormation knows it by, the delete command preflight names
+    ("AWS::StepFunctions::StateMachine", "StateMachineName", "dev-gpt-x", "stepfunctions", "describe_state_machine",
+     {"stateMachineArn": SM_ARN}, {"stateMachineArn": SM_ARN, "name": "dev-gpt-x", "definition": "{}",
+                                   "roleArn": "arn:aws:iam::111111111111:role/r", "type": "STANDARD",
+                                   "creationDate": "2025-01-01T00:00:00Z"}, "StateMachineDoesNotExist", SM_ARN,
+     f"aws stepfunctions delete-state-machine --state-machine-arn {SM_ARN}"),
+    ("AWS::CloudWatch::Dashboard", "DashboardName", "dev-training", "cloudwatch", "get_dashboard",
+     {"DashboardName": "dev-training"}, {"DashboardName": "dev-training"}, "ResourceNotFound", "dev-training",
+     "aws cloudwatch delete-dashboards --dashboard-names dev-training"),
+    ("AWS::S3::Bucket", "BucketName", "dev-data", "s3", "head_bucket", {"Bucket": "dev-data"}, {}, "404", "dev-data",
+     "aws s3 rb s3://dev-data"),
+    ("AWS::ECR::Repository", "RepositoryName", "dev-trainer", "ecr", "describe_repositories",
+     {"repositoryNames": ["dev-trainer"]}, {"repositories": [{"repositoryName": "dev-trainer"}]},
+     "RepositoryNotFoundException", "dev-trainer", "aws ecr delete-repository --repository-name dev-trainer"),
+    ("AWS::IAM::Role", "RoleName", "dev-runner", "iam", "get_role", {"RoleName": "dev-runner"}, {"Role": {
+        "Path": "/", "RoleName": "dev-runner", "RoleId": "AROAEXAMPLEEXAMPLE1", "CreateDate": "2025-01-01T00:00:00Z",
+        "Arn": "arn:aws:iam::111111111111:role/dev-runner"}}, "NoSuchEntity", "dev-runner",
+     "aws iam delete-role --role-name dev-runner"),
+]
+
+
+def one_named(tmp_path: Path, kind: str, prop: str, name: str) -> Path:
+    cdk_out = write_assembly(tmp_path / "cdk.out")
+    runs = cdk_out / "assembly-dev" / "devRuns.template.json"
+    template = json.loads(runs.read_text())
+    template["Resources"] = {"Named": {"Type": kind, "Properties": {prop: name}}}
+    runs.write_text(json.dumps(template))
+    return cdk_out
+
+
+@pytest.mark.parametrize(("kind", "prop", "name", "service", "operation", "params", "found", "missing", "physical",
+                          "command"), KINDS, ids=[k[0] for k in KINDS])
+def test_each_kind_with_a_fixed_name_is_looked_up(session: StubbedSession, tmp_path: Path, kind: str, prop: str,
+                                                  name: str, service: str, operation: str, params: dict[str, Any],
+                                                  found: dict[str, Any], missing: str, physical: str,
+                                                  command: str) -> None:
+    cdk_out = one_named(tmp_path, kind, prop, name)
+    session.stub(service).add_client_error(operation, missing, "not here", 404, expected_params=params)
+    assert [r.status for r in existing.existing_resources(context(session, cdk_out))] == [PASS]
+    session.stub(service).add_response(operation, found, params)
+    owned(session, physical, None)
+    assert existing.existing_resources(context(session, cdk_out)) == [
+        Result("existing-resources", FAIL, f"{name} ({kind}) exists outside any stack (left by an earlier deploy?): "
+               f"save what you need, then `{command}`, or adopt it into dev-Runs with `npx cdk import`")]
+
+
+def test_a_fixed_alarm_name_is_looked_up(session: StubbedSession, tmp_path: Path) -> None:
+    cdk_out = one_named(tmp_path, "AWS::CloudWatch::Alarm", "AlarmName", "dev-capacity")
+    session.stub("cloudwatch").add_response("describe_alarms", {"MetricAlarms": []}, {"AlarmNames": ["dev-capacity"]})
+    assert [r.status for r in existing.existing_resources(context(session, cdk_out))] == [PASS]
+    session.stub("cloudwatch").add_response("describe_alarms", {"MetricAlarms": [{"AlarmName": "dev-capacity"}]},
+                                            {"AlarmNames": ["dev-capacity"]})
+    owned(session, "dev-capacity", "dev-Monitoring")
+    assert existing.existing_resources(context(session, cdk_out)) == [
+        Result("existing-resources", FAIL, "dev-capacity (AWS::CloudWatch::Alarm) belongs to stack dev-Monitoring, not "
+               "dev-Runs: delete or rename it there before deploying")]
 
 
 def test_the_sagemaker_log_group_missing_is_fine(session: StubbedSession, cdk_out: Path) -> None:
