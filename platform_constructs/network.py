@@ -41,6 +41,8 @@ _ENDPOINT_IDS = {"ecr.api": "EcrApi", "ecr.dkr": "EcrDocker", "logs": "Logs", "m
 DEFAULT_INTERFACE_ENDPOINTS: dict[str, ec2.InterfaceVpcEndpointAwsService] = {
     _ENDPOINT_IDS[service]: ec2.InterfaceVpcEndpointAwsService(service) for service in INTERFACE_ENDPOINT_SERVICES
 }
+# Amazon VPC User Guide, "Amazon VPC quotas": inbound or outbound rules per security group, 60 by default (adjustable).
+RULES_PER_GROUP = 60
 # FSx for Lustre User Guide, "File system access control with Amazon VPC": TCP 988 and 1018-1023.
 LUSTRE_PORTS = (ec2.Port.tcp(988), ec2.Port.tcp_range(1018, 1023))
 
@@ -80,6 +82,8 @@ class TrainingNetwork(Construct):
         training_subnets: ec2.SubnetSelection | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
+        # Rules per direction on the network's groups (the file system's own: between file servers, and FSx's).
+        self._rule_counts = {"endpoints": 0, "file system": 3}
         endpoints = DEFAULT_INTERFACE_ENDPOINTS if interface_endpoints is None else interface_endpoints
         self.availability_zone_id = availability_zone_id
         if vpc is None:
@@ -168,6 +172,7 @@ class TrainingNetwork(Construct):
         if self.endpoint_security_group is not None:
             self.endpoint_security_group.add_ingress_rule(group, ec2.Port.tcp(443), f"HTTPS from jobs of {workload}",
                                                           remote_rule=True)
+            self._count_rule("endpoints", 1)
         fs_group = self.file_system_security_group
         if fs_group is not None and lustre:
             for port in LUSTRE_PORTS:
@@ -175,9 +180,24 @@ class TrainingNetwork(Construct):
                 group.add_ingress_rule(fs_group, port, "Lustre from the file system")
                 fs_group.add_ingress_rule(group, port, f"Lustre from jobs of {workload}", remote_rule=True)
                 fs_group.add_egress_rule(group, port, f"Lustre to jobs of {workload}", remote_rule=True)
+            self._count_rule("file system", len(LUSTRE_PORTS))
             guards.add_guard(scope, lambda: lustre_rule_problems(group, fs_group))
         guards.add_guard(scope, lambda: guards.efa_self_rule_problems(group))
         return group
+
+    def _count_rule(self, group: str, rules: int) -> None:
+        """Warn once a network group passes the default rules-per-group quota: the deploy fails there unless the
+        account's quota was raised."""
+        counts = self._rule_counts
+        before = counts[group]
+        counts[group] = before + rules
+        if before <= RULES_PER_GROUP < counts[group]:
+            cdk.Annotations.of(self).add_warning_v2(
+                f"training-platform:rules-{group.replace(' ', '-')}",
+                f"the {group} security group now admits more than {RULES_PER_GROUP} rules per direction (one per "
+                "workload for the endpoints, two per FSx reader for the file system), the default quota 'Inbound or "
+                "outbound rules per security group' (Amazon VPC quotas): raise it for the account before deploying, "
+                "or split the workloads across environments")
 
     def _add_endpoint_policies(self, external_buckets: Sequence[str], repositories: Sequence[str]) -> None:
         stack = cdk.Stack.of(self)

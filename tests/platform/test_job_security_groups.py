@@ -13,6 +13,7 @@ from typing import Any
 import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_ec2 as ec2
+from aws_cdk import cx_api
 
 from platform_constructs.network import TrainingNetwork
 
@@ -159,3 +160,22 @@ def test_the_lustre_guard_reads_rules_in_the_job_groups_own_stack() -> None:
     errors = str(caught.value)
     assert "Lustre port(s) 988, 1018-1023 not allowed for jobs -> file system" in errors
     assert "lacks the EFA self-rule(s) for ingress and egress" in errors
+
+
+def _warnings(app: cdk.App) -> list[str]:
+    assembly = app.synth()
+    return [str(m.entry.data) for stack in assembly.stacks for m in stack.messages
+            if m.level == cx_api.SynthesisMessageLevel.WARNING]
+
+
+@pytest.mark.parametrize(("workloads", "warned"), [(60, False), (61, True)])
+def test_more_workloads_than_the_endpoint_groups_default_rule_quota_warn(workloads: int, warned: bool) -> None:
+    """60 inbound rules per security group by default (Amazon VPC quotas): the 61st workload is warned about."""
+    account, region = "123456789012", "us-east-1"
+    app = cdk.App(context={f"availability-zones:account={account}:region={region}": ["us-east-1a", "us-east-1b"]})
+    stack = cdk.Stack(app, "Net", env=cdk.Environment(account=account, region=region))
+    network = TrainingNetwork(stack, "Network", availability_zone="us-east-1a", training_subnet_mask=24, lustre=False)
+    for index in range(workloads):
+        network.job_security_group(stack, f"Job{index}", workload=f"w{index}", lustre=False)
+    found = [w for w in _warnings(app) if "endpoints security group now admits more than 60 rules" in w]
+    assert bool(found) is warned
