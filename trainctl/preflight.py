@@ -14,17 +14,20 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from compiler.errors import SpecError
 from trainctl.common import project_of
+
+if TYPE_CHECKING:
+    from trainctl.preflight_checks.base import Check, Context, Result
 
 # Checks that talk to AWS; they skip when the credentials check failed (wrong account: nothing there is ours).
 AWS_CHECKS = ("cdk_bootstrap", "bootstrap_image_repository", "existing_resources", "sagemaker_log_group",
               "training_quotas", "network_limits", "fsx_limits", "definitions")
 
 
-def checks() -> list[Any]:
+def checks() -> list[Check]:
     """Every check, in the table's order (imported here: boto3 loads only when preflight runs)."""
     from trainctl.preflight_checks import account, definitions, docker, existing, quotas
 
@@ -33,7 +36,7 @@ def checks() -> list[Any]:
             quotas.network_limits, quotas.fsx_limits, definitions.definitions]
 
 
-def run_check(check: Any, ctx: Any) -> list[Any]:
+def run_check(check: Check, ctx: Context) -> list[Result]:
     """One check's rows; an AWS error (or any other) becomes a failed row naming it, never a traceback."""
     from botocore.exceptions import BotoCoreError, ClientError
 
@@ -43,8 +46,7 @@ def run_check(check: Any, ctx: Any) -> list[Any]:
     if check.__name__ in AWS_CHECKS and not ctx.credentials_ok:
         return [Result(label, SKIP, "needs credentials of the environment's account (see credentials)")]
     try:
-        rows: list[Any] = check(ctx)
-        return rows
+        return check(ctx)
     except (BotoCoreError, ClientError) as error:
         return [Result(label, FAIL, f"AWS refused or failed: {error}; give the credentials the read-only actions "
                        "README \"Preflight\" lists")]
@@ -52,7 +54,7 @@ def run_check(check: Any, ctx: Any) -> list[Any]:
         return [Result(label, FAIL, f"the check stopped: {type(error).__name__}: {error}")]
 
 
-def table(rows: Sequence[Any]) -> str:
+def table(rows: Sequence[Result]) -> str:
     """The Markdown table (a `|` in a detail is escaped so each row stays one row)."""
     lines = ["| Check | Result | Detail / fix |", "| --- | --- | --- |"]
     for row in rows:
@@ -61,7 +63,7 @@ def table(rows: Sequence[Any]) -> str:
     return "\n".join(lines)
 
 
-def context(args: argparse.Namespace, session: Any = None, configured_region: str | None = None) -> Any:
+def context(args: argparse.Namespace) -> Context:
     """The checks' context: the environment, its compiled workloads (the pipeline validate runs) and AWS access."""
     from compiler.pipeline import compile_project, project_images
     from trainctl.preflight_checks import Aws, Context
@@ -69,7 +71,7 @@ def context(args: argparse.Namespace, session: Any = None, configured_region: st
     project = project_of(args)
     env = project.environments()[args.env]
     cdk_out = Path(args.cdk_out) if args.cdk_out else project.root / "cdk.out"
-    ctx = Context(env=env, project=project, aws=Aws(env, args.profile, session, configured_region), cdk_out=cdk_out)
+    ctx = Context(env=env, project=project, aws=Aws(env, args.profile), cdk_out=cdk_out)
     try:
         ctx.images = project_images(project, {env.name: env})
         ctx.compiled = compile_project(project).workloads(env.name)
@@ -79,7 +81,7 @@ def context(args: argparse.Namespace, session: Any = None, configured_region: st
     return ctx
 
 
-def preflight(args: argparse.Namespace, session: Any = None, configured_region: str | None = None) -> int:
+def preflight(args: argparse.Namespace) -> int:
     """Run every check, print the table, exit 1 on any failure."""
     from trainctl.preflight_checks import FAIL
 
@@ -87,7 +89,7 @@ def preflight(args: argparse.Namespace, session: Any = None, configured_region: 
     if args.env not in envs:
         print(f"unknown environment '{args.env}'; cdk.json declares {', '.join(envs)}", file=sys.stderr)
         return 2
-    ctx = context(args, session, configured_region)
+    ctx = context(args)
     rows = [row for check in checks() for row in run_check(check, ctx)]
     print(table(rows))
     failed = sum(1 for r in rows if r.status == FAIL)
