@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     from trainctl.preflight_checks.base import Check, Context, Result
 
 # Checks that talk to AWS; they skip when the credentials check failed (wrong account: nothing there is ours).
-AWS_CHECKS = ("cdk_bootstrap", "bootstrap_image_repository", "existing_resources", "sagemaker_log_group",
-              "training_quotas", "network_limits", "fsx_limits", "definitions")
+AWS_CHECKS = ("cdk_bootstrap", "bootstrap_image_repository", "existing_resources", "environment_stacks",
+              "sagemaker_log_group", "training_quotas", "network_limits", "fsx_limits", "definitions")
 
 
 def checks() -> list[Check]:
@@ -32,8 +32,8 @@ def checks() -> list[Check]:
     from trainctl.preflight_checks import account, definitions, docker, existing, quotas
 
     return [account.credentials, account.cdk_bootstrap, account.bootstrap_image_repository,
-            existing.existing_resources, existing.sagemaker_log_group, docker.docker, quotas.training_quotas,
-            quotas.network_limits, quotas.fsx_limits, definitions.definitions]
+            existing.existing_resources, existing.environment_stacks, existing.sagemaker_log_group, docker.docker,
+            quotas.training_quotas, quotas.network_limits, quotas.fsx_limits, definitions.definitions]
 
 
 def run_check(check: Check, ctx: Context) -> list[Result]:

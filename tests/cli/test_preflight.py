@@ -389,6 +389,39 @@ def test_a_fixed_alarm_name_is_looked_up(session: StubbedSession, tmp_path: Path
                "dev-Runs: delete or rename it there before deploying")]
 
 
+def stacks_listed(session: StubbedSession, **statuses: str) -> None:
+    session.stub("cloudformation").add_response("describe_stacks", {"Stacks": [
+        {"StackName": n, "StackStatus": s, "CreationTime": "2025-01-01T00:00:00Z"}
+        for n, s in {"CDKToolkit": "UPDATE_COMPLETE", "other-app": "ROLLBACK_COMPLETE", **statuses}.items()]}, {})
+
+
+def test_deployed_stacks_a_deploy_can_update_pass(session: StubbedSession, cdk_out: Path) -> None:
+    stacks_listed(session, **{"dev-Network": "UPDATE_ROLLBACK_COMPLETE", "dev-Runs": "CREATE_COMPLETE"})
+    assert existing.environment_stacks(context(session, cdk_out)) == [
+        Result("environment-stacks", PASS, "2 of 3 stacks deployed and updatable, 1 new")]
+
+
+def test_stacks_a_deploy_cannot_update_fail_with_the_way_out(session: StubbedSession, cdk_out: Path) -> None:
+    stacks_listed(session, **{"dev-Network": "ROLLBACK_COMPLETE", "dev-Runs": "UPDATE_ROLLBACK_FAILED",
+                              "dev-Storage": "UPDATE_IN_PROGRESS"})
+    assert existing.environment_stacks(context(session, cdk_out)) == [
+        Result("environment-stacks", FAIL, "dev-Network is ROLLBACK_COMPLETE (its first deploy failed) and can only be "
+               "deleted: `aws cloudformation delete-stack --stack-name dev-Network --region us-east-1`, then deploy "
+               "again"),
+        Result("environment-stacks", FAIL, "dev-Runs is UPDATE_ROLLBACK_FAILED: fix what its events name, then `aws "
+               "cloudformation continue-update-rollback --stack-name dev-Runs --region us-east-1`"),
+        Result("environment-stacks", FAIL, "dev-Storage is UPDATE_IN_PROGRESS: wait until it ends (CloudFormation "
+               "console, stack events), then deploy"),
+    ]
+
+
+def test_a_stack_that_failed_to_delete_fails(session: StubbedSession, cdk_out: Path) -> None:
+    stacks_listed(session, **{"dev-Storage": "DELETE_FAILED"})
+    assert existing.environment_stacks(context(session, cdk_out)) == [
+        Result("environment-stacks", FAIL, "dev-Storage is DELETE_FAILED: read its events in the CloudFormation "
+               "console and repair or delete it")]
+
+
 def test_the_sagemaker_log_group_missing_is_fine(session: StubbedSession, cdk_out: Path) -> None:
     log_groups(session, "/aws/sagemaker/TrainingJobs", "/aws/sagemaker/TrainingJobsOther")
     assert existing.sagemaker_log_group(context(session, cdk_out)) == [
@@ -718,6 +751,7 @@ def everything_passes(session: StubbedSession) -> None:
     repository(session, "IMMUTABLE")
     log_groups(session, RUN_LOGS)
     session.stub("sns").add_client_error("get_topic_attributes", "NotFound", "Topic does not exist", 404)
+    stacks_listed(session)
     log_groups(session, "/aws/sagemaker/TrainingJobs")
     stub_quotas(session, "sagemaker", [quota(name, f"L-{n}", 8) for n, name in enumerate(
         [P4D, "ml.p5.48xlarge for training job usage", "ml.p5e.48xlarge for training job usage",
@@ -752,12 +786,12 @@ def test_a_ready_account_exits_0_with_one_table(monkeypatch: pytest.MonkeyPatch,
     assert lines[:2] == ["| Check | Result | Detail / fix |", "| --- | --- | --- |"]
     assert [line.split(" | ")[:2] for line in lines[2:]] == [
         ["| credentials", "PASS"], ["| cdk-bootstrap", "PASS"], ["| bootstrap-image-repository", "PASS"],
-        ["| existing-resources", "PASS"],
+        ["| existing-resources", "PASS"], ["| environment-stacks", "PASS"],
         ["| sagemaker-log-group", "PASS"], ["| docker", "PASS"], ["| training-quotas", "PASS"],
         ["| network-limits", "PASS"], ["| fsx-limits", "PASS"], ["| definitions", "PASS"]]
     assert lines[-1] == ("| definitions | PASS | 5 of 5 accepted: gpt-finetune-single, gpt-horovod-mpi, gpt-smddp, "
                          "gpt-smp-v1, gpt-torchrun-fsx |")
-    assert err == "preflight dev: 10 pass, 0 fail, 0 skip\n"
+    assert err == "preflight dev: 11 pass, 0 fail, 0 skip\n"
     assert session.called == {  # read-only and free: Describe, List, Get, Validate
         "sts:GetCallerIdentity", "cloudformation:DescribeStacks", "ecr:DescribeRepositories", "logs:DescribeLogGroups",
         "sns:GetTopicAttributes", "service-quotas:ListAWSDefaultServiceQuotas", "service-quotas:ListServiceQuotas",
@@ -770,7 +804,7 @@ def test_one_failed_check_exits_1(monkeypatch: pytest.MonkeyPatch, capsys: pytes
     code, out, err = run_cli(monkeypatch, capsys, session, cdk_out, "echo 'daemon down' >&2; exit 1", tmp_path)
     assert code == 1
     assert "| docker | FAIL | `docker version` failed (daemon down): start the Docker daemon |" in out.splitlines()
-    assert err == "preflight dev: 9 pass, 1 fail, 0 skip\n"
+    assert err == "preflight dev: 10 pass, 1 fail, 0 skip\n"
 
 
 def test_no_credentials_exit_1_without_a_traceback(no_aws_config: None, monkeypatch: pytest.MonkeyPatch,
@@ -783,7 +817,7 @@ def test_no_credentials_exit_1_without_a_traceback(no_aws_config: None, monkeypa
     assert code == 1
     assert [line.split(" | ")[:2] for line in out.splitlines()[2:]] == [
         ["| credentials", "FAIL"], ["| cdk-bootstrap", "SKIP"], ["| bootstrap-image-repository", "SKIP"],
-        ["| existing-resources", "SKIP"],
+        ["| existing-resources", "SKIP"], ["| environment-stacks", "SKIP"],
         ["| sagemaker-log-group", "SKIP"], ["| docker", "PASS"], ["| training-quotas", "SKIP"],
         ["| network-limits", "SKIP"], ["| fsx-limits", "SKIP"], ["| definitions", "SKIP"]]
     assert "Traceback" not in out + err

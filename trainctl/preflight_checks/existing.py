@@ -155,3 +155,38 @@ def sagemaker_log_group(ctx: Context) -> list[Result]:
                        "as README \"Deploy\" says")]
     return [Result(name, PASS, f"{SAGEMAKER_LOG_GROUP} exists ({_group_settings(group)}): nothing to do, the Access "
                    f"stack sets {ctx.env.name}'s retention and key on it without owning it")]
+
+
+def _stack_problem(ctx: Context, name: str, status: str) -> str | None:
+    """What a stack's state means for the next deploy (None: the deploy can update it)."""
+    where = f"--stack-name {name} --region {ctx.env.region}"
+    if status == "ROLLBACK_COMPLETE":
+        return (f"{name} is ROLLBACK_COMPLETE (its first deploy failed) and can only be deleted: "
+                f"`aws cloudformation delete-stack {where}`, then deploy again")
+    if status.endswith("_IN_PROGRESS"):
+        return f"{name} is {status}: wait until it ends (CloudFormation console, stack events), then deploy"
+    if status == "UPDATE_ROLLBACK_FAILED":
+        return (f"{name} is UPDATE_ROLLBACK_FAILED: fix what its events name, then "
+                f"`aws cloudformation continue-update-rollback {where}`")
+    if status.endswith("_FAILED"):
+        return f"{name} is {status}: read its events in the CloudFormation console and repair or delete it"
+    return None
+
+
+def environment_stacks(ctx: Context) -> list[Result]:
+    """The environment's stacks that already exist are in a state a deploy can update (a failed first deploy
+    leaves ROLLBACK_COMPLETE, which only a delete clears)."""
+    name = "environment-stacks"
+    try:
+        wanted = [s.name for s in assembly.stacks(ctx.cdk_out, ctx.env.name)]
+    except assembly.NoAssembly as error:
+        return [Result(name, FAIL, f"{error}, so preflight knows the environment's stacks")]
+    statuses: dict[str, str] = {}
+    for page in ctx.aws.client("cloudformation").get_paginator("describe_stacks").paginate():
+        statuses |= {s["StackName"]: s.get("StackStatus", "") for s in page.get("Stacks", [])
+                     if s.get("StackName") in wanted}
+    problems = [p for stack in wanted if stack in statuses and (p := _stack_problem(ctx, stack, statuses[stack]))]
+    if problems:
+        return [Result(name, FAIL, p) for p in problems]
+    return [Result(name, PASS, f"{len(statuses)} of {len(wanted)} stacks deployed and updatable, "
+                   f"{len(wanted) - len(statuses)} new")]
