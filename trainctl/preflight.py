@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 
 # Checks that talk to AWS; they skip when the credentials check failed (wrong account: nothing there is ours).
 AWS_CHECKS = ("cdk_bootstrap", "bootstrap_image_repository", "existing_resources", "environment_stacks",
-              "sagemaker_log_group", "training_quotas", "network_limits", "fsx_limits", "definitions")
+              "sagemaker_log_group", "training_quotas", "network_limits", "fsx_limits", "definitions",
+              "missing_training_job")
 
 
 def checks() -> list[Check]:
@@ -33,7 +34,8 @@ def checks() -> list[Check]:
 
     return [account.credentials, account.cdk_bootstrap, account.bootstrap_image_repository,
             existing.existing_resources, existing.environment_stacks, existing.sagemaker_log_group, docker.docker,
-            quotas.training_quotas, quotas.network_limits, quotas.fsx_limits, definitions.definitions]
+            quotas.training_quotas, quotas.network_limits, quotas.fsx_limits, definitions.definitions,
+            definitions.missing_training_job]
 
 
 def run_check(check: Check, ctx: Context) -> list[Result]:

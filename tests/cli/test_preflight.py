@@ -722,6 +722,33 @@ def test_each_diagnostic_of_a_refused_definition_is_a_failed_row(session: Stubbe
     ]
 
 
+def describe_missing(session: StubbedSession, code: str, message: str = "Requested resource not found.") -> None:
+    session.stub("sagemaker").add_client_error("describe_training_job", code, message, 400, expected_params={
+        "TrainingJobName": "trainctl-preflight-no-such-job"})
+
+
+def test_a_missing_job_answered_resource_not_found(session: StubbedSession, cdk_out: Path) -> None:
+    describe_missing(session, "ResourceNotFound")
+    assert definitions.missing_training_job(context(session, cdk_out)) == [
+        Result("missing-training-job", PASS, "DescribeTrainingJob of a missing job answers ResourceNotFound: a run "
+               "whose job was never created ends as not created")]
+
+
+def test_a_missing_job_answered_validation_exception_is_shown(session: StubbedSession, cdk_out: Path) -> None:
+    describe_missing(session, "ValidationException")
+    assert definitions.missing_training_job(context(session, cdk_out)) == [
+        Result("missing-training-job", PASS, "DescribeTrainingJob of a missing job answers ValidationException, not "
+               "ResourceNotFound: a run whose job was never created stops it by name and ends Unknown (\"unknown, "
+               "stopped\") instead of not created")]
+
+
+def test_another_answer_for_a_missing_job_is_a_failed_row(session: StubbedSession, cdk_out: Path) -> None:
+    describe_missing(session, "AccessDeniedException", "not allowed")
+    (row,) = preflight.run_check(definitions.missing_training_job, context(session, cdk_out))
+    assert row.status == FAIL and row.detail.startswith("AWS refused or failed: An error occurred "
+                                                        "(AccessDeniedException) when calling the DescribeTrainingJob")
+
+
 # ------------------------------------------------------------------------------------------------ the command
 
 
@@ -763,6 +790,7 @@ def everything_passes(session: StubbedSession) -> None:
     file_systems(session)
     for _ in range(5):  # dev's five shipped workloads
         validate(session, "OK")
+    describe_missing(session, "ResourceNotFound")
 
 
 def run_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], session: StubbedSession,
@@ -788,14 +816,16 @@ def test_a_ready_account_exits_0_with_one_table(monkeypatch: pytest.MonkeyPatch,
         ["| credentials", "PASS"], ["| cdk-bootstrap", "PASS"], ["| bootstrap-image-repository", "PASS"],
         ["| existing-resources", "PASS"], ["| environment-stacks", "PASS"],
         ["| sagemaker-log-group", "PASS"], ["| docker", "PASS"], ["| training-quotas", "PASS"],
-        ["| network-limits", "PASS"], ["| fsx-limits", "PASS"], ["| definitions", "PASS"]]
-    assert lines[-1] == ("| definitions | PASS | 5 of 5 accepted: gpt-finetune-single, gpt-horovod-mpi, gpt-smddp, "
+        ["| network-limits", "PASS"], ["| fsx-limits", "PASS"], ["| definitions", "PASS"],
+        ["| missing-training-job", "PASS"]]
+    assert lines[-2] == ("| definitions | PASS | 5 of 5 accepted: gpt-finetune-single, gpt-horovod-mpi, gpt-smddp, "
                          "gpt-smp-v1, gpt-torchrun-fsx |")
-    assert err == "preflight dev: 11 pass, 0 fail, 0 skip\n"
+    assert err == "preflight dev: 12 pass, 0 fail, 0 skip\n"
     assert session.called == {  # read-only and free: Describe, List, Get, Validate
         "sts:GetCallerIdentity", "cloudformation:DescribeStacks", "ecr:DescribeRepositories", "logs:DescribeLogGroups",
         "sns:GetTopicAttributes", "service-quotas:ListAWSDefaultServiceQuotas", "service-quotas:ListServiceQuotas",
-        "ec2:DescribeVpcs", "fsx:DescribeFileSystems", "stepfunctions:ValidateStateMachineDefinition"}
+        "ec2:DescribeVpcs", "fsx:DescribeFileSystems", "stepfunctions:ValidateStateMachineDefinition",
+        "sagemaker:DescribeTrainingJob"}
 
 
 def test_one_failed_check_exits_1(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
@@ -804,7 +834,7 @@ def test_one_failed_check_exits_1(monkeypatch: pytest.MonkeyPatch, capsys: pytes
     code, out, err = run_cli(monkeypatch, capsys, session, cdk_out, "echo 'daemon down' >&2; exit 1", tmp_path)
     assert code == 1
     assert "| docker | FAIL | `docker version` failed (daemon down): start the Docker daemon |" in out.splitlines()
-    assert err == "preflight dev: 10 pass, 1 fail, 0 skip\n"
+    assert err == "preflight dev: 11 pass, 1 fail, 0 skip\n"
 
 
 def test_no_credentials_exit_1_without_a_traceback(no_aws_config: None, monkeypatch: pytest.MonkeyPatch,
@@ -819,7 +849,8 @@ def test_no_credentials_exit_1_without_a_traceback(no_aws_config: None, monkeypa
         ["| credentials", "FAIL"], ["| cdk-bootstrap", "SKIP"], ["| bootstrap-image-repository", "SKIP"],
         ["| existing-resources", "SKIP"], ["| environment-stacks", "SKIP"],
         ["| sagemaker-log-group", "SKIP"], ["| docker", "PASS"], ["| training-quotas", "SKIP"],
-        ["| network-limits", "SKIP"], ["| fsx-limits", "SKIP"], ["| definitions", "SKIP"]]
+        ["| network-limits", "SKIP"], ["| fsx-limits", "SKIP"], ["| definitions", "SKIP"],
+        ["| missing-training-job", "SKIP"]]
     assert "Traceback" not in out + err
 
 

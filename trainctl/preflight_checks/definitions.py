@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+from botocore.exceptions import ClientError
+
 from compiler import placeholders as ph
 from compiler import samples
 from compiler import state_machine as sm
@@ -57,3 +59,27 @@ def definitions(ctx: Context) -> list[Result]:
     if accepted:
         rows.append(Result(name, PASS, f"{len(accepted)} of {len(ctx.compiled)} accepted: {', '.join(accepted)}"))
     return rows
+
+
+PROBE_JOB = "trainctl-preflight-no-such-job"
+
+
+def missing_training_job(ctx: Context) -> list[Result]:
+    """Which error the account's SageMaker gives for a job that does not exist: the definitions count only
+    ResourceNotFound from "Describe job" as "not created"; any other answer makes such a run stop the job by name and
+    end `Unknown` (docs/aws-assumptions.md). Information, never a failure: both paths are handled."""
+    name = "missing-training-job"
+    try:
+        ctx.aws.client("sagemaker").describe_training_job(TrainingJobName=PROBE_JOB)
+    except ClientError as error:
+        code = error.response.get("Error", {}).get("Code", "")
+        if code == "ResourceNotFound":
+            return [Result(name, PASS, "DescribeTrainingJob of a missing job answers ResourceNotFound: a run whose "
+                           "job was never created ends as not created")]
+        if code == "ValidationException":
+            return [Result(name, PASS, "DescribeTrainingJob of a missing job answers ValidationException, not "
+                           "ResourceNotFound: a run whose job was never created stops it by name and ends Unknown "
+                           "(\"unknown, stopped\") instead of not created")]
+        raise
+    return [Result(name, PASS, f"a training job named {PROBE_JOB} exists in the account, so the answer for a missing "
+                   "job could not be seen")]
