@@ -19,8 +19,12 @@ from compiler.errors import Problem
 MAX_STACK_RESOURCES = 400
 MAX_TEMPLATE_BYTES = 800_000
 # As the template file is written (indented JSON). Per workload, beside its definition: two roles, their policies, the
-# alarm, the state machine's substitutions and other properties. Per shard: description, parameters, rules, assets.
-PER_WORKLOAD_OVERHEAD_BYTES = 14_000
+# alarm, the state machine's substitutions and other properties, its job security group with its rules (about 2.3 KB)
+# and, for a workload that reads FSx, the eight Lustre rules with the file system (about 4.4 KB more). Per shard:
+# description, parameters, rules, assets.
+PER_WORKLOAD_OVERHEAD_BYTES = 16_500
+FSX_READER_BYTES = 4_500
+FSX_CHANNEL = "FileSystemDataSource"  # in the definition's request when the workload reads FSx
 PER_SHARD_BYTES = 2_000
 
 
@@ -35,7 +39,8 @@ def shard_stack_name(index: int) -> str:
 
 def shard_template_bytes(definitions: Iterable[str]) -> int:
     """A safe estimate of a shard's template size from its workloads' definitions (each goes in as a JSON string)."""
-    return PER_SHARD_BYTES + sum(len(json.dumps(text)) + PER_WORKLOAD_OVERHEAD_BYTES for text in definitions)
+    return PER_SHARD_BYTES + sum(len(json.dumps(text)) + PER_WORKLOAD_OVERHEAD_BYTES
+                                 + (FSX_READER_BYTES if FSX_CHANNEL in text else 0) for text in definitions)
 
 
 def shard_problem(env: Environment, index: int, workloads: int, template_bytes: int) -> Problem | None:
