@@ -3,6 +3,11 @@
 Each image is built at `cdk deploy` from a folder of the repository (its Docker build context, holding the
 Dockerfile) on top of an AWS Deep Learning Container, named by framework, version, Python and an instance type
 exactly like a workload's framework image, and resolved by the same code (`compiler.framework_images`).
+
+The base is a tag, which AWS moves to each patched build of the container. `base_image.digest` (`sha256:<64 hex>`,
+from `docker buildx imagetools inspect <uri>`) pins it: the build then pulls `<uri>@<digest>` (Docker ignores the
+tag beside a digest), and since the base reaches the build as a build argument, the digest is part of the image's
+asset hash, so a new digest is a new image, reviewed as one.
 """
 
 from __future__ import annotations
@@ -20,6 +25,9 @@ from compiler.reader import Findings, Reader
 
 IMAGES_KEY = "training-platform:images"
 _REPOSITORY = r"[a-z0-9]+(?:[._/-][a-z0-9]+)*"
+# OCI image spec, descriptor.md: a sha256 digest is `sha256:` and 64 lowercase hex digits.
+_DIGEST = r"sha256:[a-f0-9]{64}"
+_BASE_KEYS = ("framework", "framework_version", "py_version", "instance_type")
 
 
 @dataclass(frozen=True)
@@ -30,10 +38,12 @@ class BaseImage:
     framework_version: str
     py_version: str
     instance_type: str  # picks the processor (gpu, cpu, neuron) as the SDK does
+    digest: str | None = None  # pins the tag's image (the same in every region it is published to)
 
     def uri(self, region: str) -> str:
-        return training_image_uri(region=region, framework=self.framework, framework_version=self.framework_version,
-                                  py_version=self.py_version, instance_type=self.instance_type)
+        tagged = training_image_uri(region=region, framework=self.framework, framework_version=self.framework_version,
+                                    py_version=self.py_version, instance_type=self.instance_type)
+        return f"{tagged}@{self.digest}" if self.digest else tagged
 
 
 @dataclass(frozen=True)
@@ -52,16 +62,18 @@ def _one(name: str, r: Reader, project: Project) -> ImageBuild | None:
     if base is None:
         r.problem("base_image", "is required: {framework, framework_version, py_version, instance_type}")
         return None
-    base.unknown_keys({"framework", "framework_version", "py_version", "instance_type"})
-    fields = {k: base.string(k, required=True) for k in ("framework", "framework_version", "py_version", "instance_type")}
-    if context_text is None or None in fields.values():
+    base.unknown_keys({*_BASE_KEYS, "digest"})
+    fields = {k: base.string(k, required=True) for k in _BASE_KEYS}
+    digest = base.string("digest", pattern=_DIGEST, explain="must be the base image's digest, sha256:<64 lowercase hex "
+                         "digits> (docker buildx imagetools inspect <base image URI>)")
+    if context_text is None or None in fields.values() or (base.has("digest") and digest is None):
         return None
     context = (project.root / context_text).resolve()
     if not context.is_relative_to(project.root.resolve()) or not (context / dockerfile).is_file():
         r.problem("build_context", f"{context_text}/{dockerfile} is not a Dockerfile in this repository")
         return None
     return ImageBuild(repository=name, build_context=context, dockerfile=dockerfile,
-                      base_image=BaseImage(**fields))  # type: ignore[arg-type]
+                      base_image=BaseImage(**fields, digest=digest))  # type: ignore[arg-type]
 
 
 def image_builds(project: Project, regions: list[str]) -> dict[str, ImageBuild]:
