@@ -64,6 +64,7 @@ REFUSED = {
     "max_run above the spec's": (["--max-run", "86401"], {"max_run": 86401}, "max_run"),
     "unknown hyperparameter": (["-p", "dropout=0.1"], {"hyperparameters": {"dropout": 0.1}}, "hp_keys"),
     "wrong type": (["-p", "max_steps=ten"], {"hyperparameters": {"max_steps": "ten"}}, "hp_value_type"),
+    "shell text": (["-p", "model=x;cmd;echo"], {"hyperparameters": {"model": "x;cmd;echo"}}, "hp_unsafe.model"),
 }
 
 
