@@ -257,6 +257,7 @@ class Workload:
     description: str = ""
     capacity_retry: CapacityRetry = field(default_factory=CapacityRetry)
     max_instance_count: int | None = None  # ceiling for the console's instance_count override
+    concurrent_runs: bool = False  # True: runs may go side by side (no check for another run in progress)
     warnings: tuple[str, ...] = ()
 
     @property

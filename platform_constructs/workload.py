@@ -215,8 +215,17 @@ class TrainingWorkload(Construct):
             iam.PolicyStatement(sid="PassOwnExecutionRole", actions=["iam:PassRole"],
                                 resources=[self.execution_role.role_arn],
                                 conditions={"StringEquals": {"iam:PassedToService": "sagemaker.amazonaws.com"}}),
+            *self._own_executions_statement(),
         ])
         return role
+
+    def _own_executions_statement(self) -> list[iam.PolicyStatement]:
+        """The check for another run in progress lists this machine's executions (absent with concurrent_runs). The
+        ARN is built from the machine's name, not taken from the machine, which depends on this role."""
+        if self.workload.concurrent_runs:
+            return []
+        return [iam.PolicyStatement(sid="ListOwnExecutions", actions=["states:ListExecutions"],
+                                    resources=[self.state_machine_arn])]
 
     # ------------------------------------------------------------------------------------------------- grants
 

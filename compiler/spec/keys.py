@@ -42,6 +42,8 @@ PLATFORM_KEYS = {
     "capacity_retry": "relaunches after EC2 capacity failures: {max_attempts, wait_seconds, backoff_rate, "
                       "fallback_instance_types}",
     "max_instance_count": "the largest instance_count an execution may ask for (default: instance_count)",
+    "concurrent_runs": "true: runs of this workload may go side by side; default false: a run started while another "
+                       "is in progress ends at once with AlreadyRunning",
     "choices": "{hyperparameter: [values]}: the only values a run may give these text hyperparameters (any text in "
                "them; without choices a run's text may hold only letters, digits and ._:/=+@-)",
     "unencrypted_traffic_reason": "why this workload may run without inter-container traffic encryption where the "

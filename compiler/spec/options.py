@@ -195,6 +195,7 @@ def read_run(r: Reader) -> dict[str, Any]:
         "output_kms_key": r.string("output_kms_key", max_length=2048),
         "input_mode": r.string("input_mode", choices=allowed("TrainingInputMode"), default="File") or "File",
         "max_instance_count": r.integer("max_instance_count", low=1),
+        "concurrent_runs": bool(r.boolean("concurrent_runs", default=False)),
     }
 
 

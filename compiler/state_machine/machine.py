@@ -118,7 +118,7 @@ def spec_for(workload: Workload, env: Environment, *, training_image: str | None
         capacity_wait_seconds=workload.capacity_retry.wait_seconds,
         capacity_backoff_rate=workload.capacity_retry.backoff_rate,
         group_rate=workload.compute.hourly_cost() if workload.compute.instance_groups else None,
-        source=workload.source,
+        source=workload.source, concurrent_runs=workload.concurrent_runs,
     )
 
 

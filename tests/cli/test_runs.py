@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 
 from compiler import catalog
+from compiler import state_machine as sm
 from tests.cli.conftest import WORKLOAD, sagemaker, wait_for_end
 from tests.statemachine.sagemaker_sync import Outcome, capacity_error, fails, installed
 
@@ -39,10 +41,24 @@ def test_runs_lists_status_jobs_instances_and_cost_newest_first(cli, deployed, s
         wait_for_jobs(fake, 1)
         result = cli("runs", WORKLOAD, "--env", "dev", "--limit", "3")
 
-        # two running: `stop WORKLOAD` will not guess which one
-        second = cli("start", WORKLOAD, "--env", "dev", "--name", "runs-running-2").out.strip()
-        wait_for_jobs(fake, 2)
-        ambiguous = cli("stop", WORKLOAD, "--env", "dev")
+        # A second run while one is in progress ends at once (the spec does not allow concurrent runs) ...
+        refused = cli("start", WORKLOAD, "--env", "dev", "--name", "runs-refused").out.strip()
+        ended = wait_for_end(sfn, refused)
+        assert ended["status"] == "FAILED" and ended["error"] == "AlreadyRunning", ended
+        assert ended["cause"] == (f"another run of {WORKLOAD} is in progress ({running}); one run at a time: wait "
+                                  "for it, or stop it with trainctl stop, then start again"), ended
+        assert len(fake.created) == 1  # ... without creating a job
+
+        # ... unless it does: two running, and `stop WORKLOAD` will not guess which one.
+        side_by_side = sm.substitute_definition(sm.definition_string(sm.build_definition(
+            dataclasses.replace(deployed.spec, concurrent_runs=True))), deployed.values)
+        sfn.update_state_machine(stateMachineArn=deployed.arn, definition=side_by_side)
+        try:
+            second = cli("start", WORKLOAD, "--env", "dev", "--name", "runs-running-2").out.strip()
+            wait_for_jobs(fake, 2)
+            ambiguous = cli("stop", WORKLOAD, "--env", "dev")
+        finally:
+            sfn.update_state_machine(stateMachineArn=deployed.arn, definition=deployed.text)
         assert ambiguous.code == 1
         assert (f"2 runs of {WORKLOAD} in dev are running ({WORKLOAD}/runs-running-2, {WORKLOAD}/runs-running); "
                 "name one as WORKLOAD/NAME") in ambiguous.err

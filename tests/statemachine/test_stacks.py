@@ -96,9 +96,6 @@ def test_each_state_machine_runs_and_passes_only_its_own_jobs_and_role(synthesiz
         assert passed["Resource"] == props["DefinitionSubstitutions"][ph.EXECUTION_ROLE_ARN]
 
 
-@pytest.mark.xfail(strict=True, reason="platform_constructs/workload.py does not grant states:ListExecutions on the "
-                   "state machine's own ARN yet: until it does, every deployed run ends in ConcurrencyCheckFailed "
-                   "(issue 21). Remove this mark with the grant.")
 @pytest.mark.parametrize("env", ENVS)
 def test_each_state_machine_may_list_its_own_executions(synthesized, env: str) -> None:
     """The check for another run in progress (compiler/state_machine/concurrency.py) lists the machine's executions."""
