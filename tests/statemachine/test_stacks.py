@@ -83,7 +83,7 @@ def test_each_state_machine_runs_and_passes_only_its_own_jobs_and_role(synthesiz
         (trust,) = resources[role_id]["Properties"]["AssumeRolePolicyDocument"]["Statement"]
         assert name in json.dumps(trust["Condition"]["ArnEquals"]["aws:SourceArn"])
         statements = {s["Sid"]: s for s in policies_of(resources, role_id)}
-        assert set(statements) == {"OwnTrainingJobs", "PassOwnExecutionRole"}
+        assert set(statements) == {"OwnTrainingJobs", "PassOwnExecutionRole", "ListOwnExecutions"}  # see below
         base = WORKLOADS[name.removeprefix(f"{env}-")].base_job_name
         arns = statements["OwnTrainingJobs"]["Resource"]
         for arn in arns if isinstance(arns, list) else [arns]:
