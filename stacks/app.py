@@ -22,6 +22,7 @@ from compiler.pipeline import Compiled, compile_project
 from compiler.project import Project
 from compiler.spec import Loaded
 from platform_constructs.checkov import acknowledge_custom_resource_functions
+from platform_constructs.rule_descriptions import guard_rule_descriptions
 from platform_constructs.service_names import guard_service_names
 from platform_constructs.trust import provider_roles_trust_this_account
 from stacks.platform import PlatformStage
@@ -54,7 +55,8 @@ def check_inputs(project: Project) -> Compiled:
 def build_app(project: Project, *, outdir: str | None = None, only: Iterable[str] | None = None,
               context: Mapping[str, Any] | None = None, builtin_validation: bool = True) -> PlatformApp:
     """The CDK app with one PlatformStage per environment, cdk-nag AwsSolutions checks on every stack, and the guard
-    that no stack owns a name an AWS service creates for itself (platform_constructs/service_names.py).
+    that no stack owns a name an AWS service creates for itself (platform_constructs/service_names.py), and that
+    every security group and rule description is one EC2 accepts (platform_constructs/rule_descriptions.py).
 
     `builtin_validation=False` turns off the CDK's own CloudFormation validation plugin (several seconds per
     synth), for callers that lint the templates themselves.
@@ -79,6 +81,7 @@ def build_app(project: Project, *, outdir: str | None = None, only: Iterable[str
             provider_roles_trust_this_account(stack)
             acknowledge_custom_resource_functions(stack)
             guard_service_names(stack)
+            guard_rule_descriptions(stack)
     return PlatformApp(app=app, project=project, environments=envs, images=images, loaded=loaded, stages=stages,
                        workload_stacks=workload_stacks, compiled=compiled)
 
