@@ -126,3 +126,52 @@ def test_review_command_on_a_repository(tmp_path: Path, capsys: pytest.CaptureFi
     assert code == 1, out
     assert "**dev/Storage** `LustreFileSystem" in out and "(AWS::FSx::FileSystem) replaced" in out
     assert "| gpt-finetune-single |" not in out  # the workload did not change
+
+
+def _template(outputs: dict[str, Any] | None = None, imports: list[str] = ()) -> dict[str, Any]:
+    resources = {f"Use{i}": {"Type": "AWS::SSM::Parameter", "Properties": {"Value": {"Fn::ImportValue": name}}}
+                 for i, name in enumerate(imports)}
+    return {"Resources": resources, "Outputs": outputs or {}}
+
+
+def _export(name: str, value: Any) -> dict[str, Any]:
+    return {"Out": {"Value": value, "Export": {"Name": name}}}
+
+
+GROUP = {"Fn::GetAtt": ["TrainingSecurityGroup", "GroupId"]}
+
+
+def test_an_export_removed_while_imported_blocks_the_deploy() -> None:
+    """What 083721f -> per-workload groups did: the Network stack dropped the shared group's export while the
+    Workloads and Access stacks of the base imported it ("cannot be deleted as it is in use")."""
+    name = "dev-Network:ExportsOutputGroupId"
+    base = review.Assembly({"dev": {"Network": _template(_export(name, GROUP)),
+                                    "Workloads18": _template(imports=[name]), "Access": _template(imports=[name])}})
+    head = review.Assembly({"dev": {"Network": _template(), "Workloads18": _template(), "Access": _template()}})
+    [blocked] = review.blocked_exports(base, head)
+    assert blocked.line() == (
+        f"- **dev/Network** export `{name}` removed while Access, Workloads18 import it: CloudFormation refuses the "
+        "dev/Network update, so the deploy stops there. Keep the export one more release (`Stack.export_value`), "
+        "deploy, then remove it")
+    report, code = review.render("abc", base, head, {}, [], [])
+    assert code == 1 and "### :no_entry: 1 export(s) in use would be removed or changed" in report
+    assert f"  resource: {name}\n  change: export\n" in report  # the entry to copy
+
+    entry = {"environment": "dev", "stack": "Network", "resource": name, "change": "export",
+             "reason": "the base never deployed"}
+    report, code = review.render("abc", base, head, {}, [entry], [])
+    assert code == 0 and f"- acknowledged: dev/Network export `{name}` removed: the base never deployed" in report
+    assert "matches no change" not in report
+
+
+def test_an_export_changed_while_imported_blocks_and_one_kept_or_unused_does_not() -> None:
+    name, unused = "dev-Network:Used", "dev-Network:Unused"
+    base = review.Assembly({"dev": {"Network": _template({**_export(name, GROUP), "Other": {
+        "Value": "x", "Export": {"Name": unused}}}), "Workloads18": _template(imports=[name])}})
+    changed = review.Assembly({"dev": {"Network": _template(_export(name, {"Ref": "NewGroup"})),
+                                       "Workloads18": _template(imports=[name])}})
+    kept = review.Assembly({"dev": {"Network": _template(_export(name, GROUP)), "Workloads18": _template()}})
+    [blocked] = review.blocked_exports(base, changed)
+    assert (blocked.what, blocked.importers) == ("changed", ("Workloads18",))
+    assert review.blocked_exports(base, kept) == []  # the unused export may go; the used one stays as it was
+    assert review.render("abc", base, kept, {}, [], [])[1] == 0

@@ -9,8 +9,8 @@ template metadata) with their cost per hour before and after; every other resour
 cdk-nag findings; and which stack holds which workload.
 
 Exit status: 0, or 1 when a stateful resource (file system, bucket, key, repository, log group, VPC, subnet, ...)
-would be replaced or removed and `acknowledged-changes.yaml` does not acknowledge it; 2 when a revision cannot be
-synthesized.
+would be replaced or removed and `acknowledged-changes.yaml` does not acknowledge it, or when an export another stack
+imports would be removed or changed (the deploy would fail); 2 when a revision cannot be synthesized.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from compiler.project import Project
 from trainctl.common import project_of
 
 ACKNOWLEDGMENTS = "acknowledged-changes.yaml"
+CHANGES = ("replace", "delete", "export")  # what an acknowledgment may acknowledge
 MAIN_BRANCHES = ("origin/main", "main", "origin/master", "master")
 # Resources that hold data or identity: replacing or removing one loses what is in it (or breaks what points at it).
 STATEFUL_TYPES = frozenset({
@@ -207,13 +208,13 @@ def load_acknowledgments(project: Path) -> list[dict[str, Any]]:
         raise ReviewError(f"{ACKNOWLEDGMENTS} must be a list of acknowledgments")
     for entry in entries:
         missing = {"environment", "stack", "resource", "change", "reason"} - set(entry or {})
-        if missing or not str(entry.get("reason", "")).strip() or entry.get("change") not in ("replace", "delete"):
-            raise ReviewError(f"{ACKNOWLEDGMENTS}: each entry needs environment, stack, resource, change (replace or "
-                              f"delete) and a reason; found {entry!r}")
+        if missing or not str(entry.get("reason", "")).strip() or entry.get("change") not in CHANGES:
+            raise ReviewError(f"{ACKNOWLEDGMENTS}: each entry needs environment, stack, resource, change (replace, "
+                              f"delete, or export for an export in use) and a reason; found {entry!r}")
     return entries
 
 
-def acknowledged(loss: Loss, entries: list[dict[str, Any]]) -> dict[str, Any] | None:
+def acknowledged(loss: Loss | BlockedExport, entries: list[dict[str, Any]]) -> dict[str, Any] | None:
     for entry in entries:
         if (entry["environment"], entry["stack"], entry["resource"], entry["change"]) == (
                 loss.environment, loss.stack, loss.resource, loss.change):
@@ -302,19 +303,87 @@ def _loss_line(loss: Loss, base: Assembly) -> str:
     return line
 
 
+def _exports(templates: Mapping[str, Mapping[str, Any]]) -> dict[str, tuple[str, Any]]:
+    """Export name -> (exporting stack, exported value) over one environment's templates."""
+    found = {}
+    for stack, template in templates.items():
+        for output in template.get("Outputs", {}).values():
+            name = (output.get("Export") or {}).get("Name")
+            if isinstance(name, str):
+                found[name] = (stack, output.get("Value"))
+    return found
+
+
+@dataclass(frozen=True)
+class BlockedExport:
+    """An export the change removes or changes while stacks of the base import it."""
+
+    environment: str
+    stack: str
+    export: str
+    what: str  # "removed" | "changed"
+    importers: tuple[str, ...]
+    change = "export"
+
+    @property
+    def resource(self) -> str:
+        return self.export
+
+    def line(self) -> str:
+        return (f"- **{self.environment}/{self.stack}** export `{self.export}` {self.what} while "
+                f"{', '.join(self.importers)} import it: CloudFormation refuses the {self.environment}/{self.stack} "
+                "update, so the deploy stops there. Keep the export one more release (`Stack.export_value`), deploy, "
+                "then remove it")
+
+    def acknowledgment(self) -> str:
+        return yaml.safe_dump([{"environment": self.environment, "stack": self.stack, "resource": self.export,
+                                "change": self.change, "reason": "<why no deployed stack imports it>"}],
+                              sort_keys=False)
+
+
+def blocked_exports(base: Assembly, head: Assembly) -> list[BlockedExport]:
+    """Exports the change removes or changes while a stack of the base imports them: CloudFormation refuses to delete
+    or update an export in use ("Export ... cannot be deleted as it is in use by ..."), and the exporting stack
+    deploys before its importers, so the deploy stops there. The fix is two deploys: keep the export (AWS CDK
+    `Stack.export_value`) until the importers no longer use it, then remove it."""
+    blocked = []
+    for env in sorted(base.templates):
+        before, after = _exports(base.templates[env]), _exports(head.templates.get(env, {}))
+        for name, (stack, value) in sorted(before.items()):
+            if name in after and after[name][1] == value:
+                continue
+            users = tuple(sorted(other for other, template in base.templates[env].items()
+                                 if other != stack and f'{{"Fn::ImportValue": "{name}"}}' in json.dumps(template)))
+            if users:
+                blocked.append(BlockedExport(env, stack, name, "removed" if name not in after else "changed", users))
+    return blocked
+
+
 def render(base_ref: str, base: Assembly, head: Assembly, diffs: dict[str, dict[str, Any]],
            entries: list[dict[str, Any]], warnings: list[str]) -> tuple[str, int]:
     lost = losses(diffs)
     unacknowledged = [loss for loss in lost if acknowledged(loss, entries) is None]
     out = [f"## Infrastructure review against `{base_ref[:12]}`", ""]
+    blocked = blocked_exports(base, head)
+    stuck = [b for b in blocked if acknowledged(b, entries) is None]
+    if stuck:
+        out += [f"### :no_entry: {len(stuck)} export(s) in use would be removed or changed: the deploy fails", "",
+                *[b.line() for b in stuck], "", "If no deployed stack imports it (say, the base never deployed), "
+                f"acknowledge it in `{ACKNOWLEDGMENTS}` with the reason:", "",
+                "```yaml", *"".join(b.acknowledgment() for b in stuck).splitlines(), "```", ""]
     if unacknowledged:
         out += [f"### :rotating_light: {len(unacknowledged)} stateful resource(s) would be replaced or removed", "",
                 "Data in them would be lost or left behind. If this is intended, acknowledge each one in "
                 f"`{ACKNOWLEDGMENTS}` at the root of the repository with the reason, e.g.:", ""]
         out += [_loss_line(loss, base) for loss in unacknowledged]
         out += ["", "```yaml", *"".join(loss.acknowledgment() for loss in unacknowledged).splitlines(), "```", ""]
+    for b in blocked:
+        match = acknowledged(b, entries)
+        if match is not None:
+            out.append(f"- acknowledged: {b.environment}/{b.stack} export `{b.export}` {b.what}: {match['reason']}")
     for entry in entries:
-        if not any(acknowledged(loss, [entry]) for loss in lost):
+        changes: list[Loss | BlockedExport] = [*lost, *blocked]
+        if not any(acknowledged(change, [entry]) for change in changes):
             warnings = [*warnings, f"{ACKNOWLEDGMENTS}: {entry['environment']}/{entry['stack']} {entry['resource']} "
                         f"({entry['change']}) matches no change of this revision; remove it once the change is merged"]
     for loss in lost:
@@ -322,6 +391,8 @@ def render(base_ref: str, base: Assembly, head: Assembly, diffs: dict[str, dict[
         if match is not None:
             out.append(f"- acknowledged: {loss.environment}/{loss.stack} `{loss.resource}` ({loss.type}) "
                        f"{LOSSY[loss.impact]}: {match['reason']}")
+    if out[-1] != "":
+        out.append("")  # the acknowledged lines end their list
     if not lost:
         out += ["No stateful resource (file system, bucket, key, repository, log group, VPC, subnet) is replaced or "
                 "removed.", ""]
@@ -333,7 +404,7 @@ def render(base_ref: str, base: Assembly, head: Assembly, diffs: dict[str, dict[
         out += [", ".join(f"{name}: {stack}" for name, stack in sorted(where.items())) or "no workloads", ""]
     out += ["### Checks", "", f"- cdk-nag (this revision): {head.nag or 'no validation report'}"]
     out += [f"- warning: {w}" for w in warnings]
-    return "\n".join(out) + "\n", 1 if unacknowledged else 0
+    return "\n".join(out) + "\n", 1 if unacknowledged or stuck else 0
 
 
 def review(args: argparse.Namespace) -> int:
