@@ -172,3 +172,18 @@ def test_a_direct_reference_in_pyproject_is_caught(tmp_path: Path) -> None:
     path.write_text('[project]\nname = "x"\ndependencies = ["boto3==1.44.5", "y @ file:///tmp/y.whl"]\n')
     [problem] = pyproject_problems(path, tmp_path)
     assert "file:///tmp/y.whl" in problem
+
+
+def test_every_package_of_the_project_is_installed() -> None:
+    """pyproject.toml lists the packages by name: a new subpackage left out imports from an editable install here
+    but is missing from a wheel. Every folder with an __init__.py under the installed roots is listed."""
+    tool = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed, dirs = set(tool["packages"]), {name: ROOT / path for name, path in tool.get("package-dir", {}).items()}
+    found = set()
+    for top in {name.split(".")[0] for name in listed}:
+        base = dirs.get(top, ROOT / top)
+        for init in base.rglob("__init__.py"):
+            parts = init.parent.relative_to(base).parts
+            if "__pycache__" not in parts:
+                found.add(".".join((top, *parts)))
+    assert found == listed
