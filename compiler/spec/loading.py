@@ -21,17 +21,11 @@ from compiler.image_builds import IMAGES_KEY
 from compiler.model import ProjectImage, Workload
 from compiler.project import Project
 from compiler.reader import Findings
+from compiler.spec.overridable import OVERRIDABLE, apply, why_not
 from compiler.spec.parse import parse_workload
 from compiler.spec_yaml import SpecYamlError, load_spec_text
 
 ENVIRONMENTS_KEY = "environments"
-# Keys an environment may override: sizing, capacity, run limits, inputs and values, not identity or image.
-OVERRIDABLE = frozenset({
-    "instance_type", "instance_count", "instance_groups", "max_instance_count", "volume_size", "max_run", "max_wait",
-    "use_spot_instances", "keep_alive_period_in_seconds", "training_plan", "capacity_retry", "hyperparameters",
-    "environment", "tags", "inputs", "max_retry_attempts", "distribution", "checkpoints",
-})
-_MERGED = frozenset({"hyperparameters", "environment", "tags"})  # merged key by key; the rest replace
 
 
 @dataclass(frozen=True)
@@ -59,14 +53,8 @@ class SpecFile:
         return value if isinstance(value, Mapping) else {}
 
     def for_environment(self, env: str) -> dict[str, Any]:
-        """The effective spec in one environment."""
-        merged = self.base
-        for key, value in self.overrides(env).items():
-            if key in _MERGED and isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
-                merged[key] = {**merged[key], **value}
-            else:
-                merged[key] = value
-        return merged
+        """The effective spec in one environment (`compiler.spec.overridable.apply`)."""
+        return apply(self.base, {k: v for k, v in self.overrides(env).items() if k in OVERRIDABLE})
 
 
 @dataclass
@@ -119,8 +107,7 @@ def _check_environments_block(spec: SpecFile, envs: Mapping[str, Environment], f
             continue
         for key in overrides:
             if key not in OVERRIDABLE:
-                findings.problem(f"{where}.{key}", f"cannot differ per environment; overridable keys: "
-                                 f"{', '.join(sorted(OVERRIDABLE))}")
+                findings.problem(f"{where}.{key}", why_not(str(key)))
 
 
 def _tag(problems: list[Problem], env: str) -> list[Problem]:
