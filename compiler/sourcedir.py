@@ -1,7 +1,9 @@
 """The job's code, packed as `sourcedir.tar.gz` the way the SDK packs it, byte-reproducibly and safely.
 
 What goes in (as `fw_utils.tar_and_upload_dir` does): the files of `source_dir` at the archive root, or the entry
-point alone without one, plus each of `dependencies` at the root under its own name.
+point alone without one, plus each of `dependencies` at the root under its own name -- but only the files git
+tracks (`compiler.tracked`): an untracked `.env` or dataset next to the code never ships, and an untracked entry
+point is refused. Outside a git work tree every file ships, with a warning.
 
 Safety, because a spec is code review's blind spot: every file must lie inside the project; symbolic links are
 refused (following one could ship /etc/hostname or a home directory into a job); the total size is bounded, with
@@ -24,6 +26,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
+
+from compiler.tracked import tracked_files
 
 EXCLUDED_DIRS = frozenset({"__pycache__", ".git", ".pytest_cache", ".ruff_cache", ".ipynb_checkpoints", ".mypy_cache",
                            ".hypothesis"})
@@ -49,6 +53,7 @@ class Scan:
 
     entries: list[Entry] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    untracked: list[Path] = field(default_factory=list)  # files left out because git does not track them
 
     @property
     def total_bytes(self) -> int:
@@ -60,13 +65,20 @@ def _inside(path: Path, root: Path) -> bool:
 
 
 def _walk(top: Path, arc_prefix: str, scan: Scan) -> Iterator[Entry]:
-    """Files under `top` (not following links), reporting links and unreadable entries."""
+    """Files under `top` that git tracks (all without git; not following links), reporting links and unreadable
+    entries."""
+    tracked = tracked_files(top)
+    tracked_dirs = {p for n in tracked or () for p in Path(n).parents}
     for root, dirs, files in os.walk(top, followlinks=False, onerror=lambda e: scan.problems.append(
             f"{e.filename}: cannot be read ({e.strerror})")):
         here = Path(root)
         kept = []
         for name in sorted(dirs):
             if name in EXCLUDED_DIRS:
+                continue
+            relative = (here / name).relative_to(top)
+            if tracked is not None and relative not in tracked_dirs and relative.as_posix() not in tracked:
+                scan.untracked.append(here / name)
                 continue
             if (here / name).is_symlink():
                 scan.problems.append(f"{here / name} is a symbolic link; the bundle holds plain files only (copy what "
@@ -77,9 +89,22 @@ def _walk(top: Path, arc_prefix: str, scan: Scan) -> Iterator[Entry]:
         for name in sorted(files):
             if name in EXCLUDED_NAMES or name.endswith(EXCLUDED_SUFFIXES):
                 continue
+            if tracked is not None and (here / name).relative_to(top).as_posix() not in tracked:
+                scan.untracked.append(here / name)
+                continue
             entry = _entry(here / name, f"{arc_prefix}{(here / name).relative_to(top).as_posix()}", scan)
             if entry is not None:
                 yield entry
+
+
+def _tracked_file(path: Path, arcname: str, scan: Scan) -> Entry | None:
+    """A single file of the bundle (the entry point alone, a file dependency): refused when git does not track it."""
+    tracked = tracked_files(path.parent)
+    if tracked is not None and path.name not in tracked:
+        scan.untracked.append(path)
+        scan.problems.append(f"{path} is not tracked by git, and the bundle ships only tracked files; git add it")
+        return None
+    return _entry(path, arcname, scan)
 
 
 def _entry(path: Path, arcname: str, scan: Scan) -> Entry | None:
@@ -106,14 +131,14 @@ def scan(source_dir: Path | None, entry_point: Path, dependencies: tuple[Path, .
     if source_dir is not None:
         tops.append((source_dir, ""))
     else:
-        entry = _entry(entry_point, entry_point.name, result)
+        entry = _tracked_file(entry_point, entry_point.name, result)
         if entry is not None:
             result.entries.append(entry)
     for dependency in dependencies:
         if dependency.is_dir():
             tops.append((dependency, f"{dependency.name}/"))
         else:
-            entry = _entry(dependency, dependency.name, result)
+            entry = _tracked_file(dependency, dependency.name, result)
             if entry is not None:
                 result.entries.append(entry)
     for top, prefix in tops:
@@ -121,6 +146,9 @@ def scan(source_dir: Path | None, entry_point: Path, dependencies: tuple[Path, .
             result.problems.append(f"{top} is outside the project")
             continue
         result.entries.extend(_walk(top, prefix, result))
+    if source_dir is not None and entry_point in result.untracked:
+        result.problems.append(f"{entry_point} is not tracked by git, and the bundle ships only tracked files; git "
+                               "add it")
     names = [e.arcname for e in result.entries]
     for name in sorted({n for n in names if names.count(n) > 1}):
         result.problems.append(f"{name} would be in the bundle twice (a dependency's name clashes with a file of "

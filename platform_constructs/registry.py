@@ -15,6 +15,11 @@ Amazon ECR"; What's New 2025-07, "Amazon ECR now supports exceptions to tag immu
 `<asset repository>:<asset hash>`, and the bootstrap repository's tags are immutable (aws/aws-cdk#19937), so a build
 tag only ever receives the image first built for that hash. Every other tag stays immutable.
 
+Only what git tracks is built: the asset excludes every untracked file of the build context (`compiler.tracked`),
+so a `.env` or a scratch file beside the trainer reaches neither the image nor its asset hash; the CDK stages the
+context without them and `docker build` runs in that copy. Outside a git work tree the whole context is built,
+with a warning.
+
 The package's copy function is one per stack (a singleton), and it runs with the role of the first copy that
 created it: so every repository of a stack shares one copier (role, policy, log group), and each repository adds
 its own two statements (pull from the build, push to the repository) to it.
@@ -37,6 +42,7 @@ from aws_cdk import aws_logs as logs
 from cdk_ecr_deployment import DockerImageName, ECRDeployment
 from constructs import Construct
 
+from compiler.tracked import docker_exclude, tracked_files, untracked_paths
 from platform_constructs.checkov import acknowledge_check
 from platform_constructs.nag import acknowledge_required_wildcards
 
@@ -101,6 +107,8 @@ class TrainingImageRepository(Construct):
         self.asset = ecr_assets.DockerImageAsset(
             self, "Image", directory=str(build_context), file=dockerfile, build_args=dict(build_args or {}),
             platform=ecr_assets.Platform.LINUX_AMD64,  # the build context's .dockerignore leaves caches out
+            exclude=untracked_excludes(Path(build_context), dockerfile, self.node.path),
+            ignore_mode=cdk.IgnoreMode.DOCKER,
         )
         self.image_tag = f"{build_tag_prefix}{self.asset.asset_hash}"
         assert fnmatchcase(self.image_tag, build_tags)  # the copy's tag is one the exclusion lets it overwrite
@@ -117,6 +125,25 @@ class TrainingImageRepository(Construct):
         )
         self.copy.node.add_dependency(copier.policy)
         copier.send_logs_to_own_group(self.copy)
+
+
+def untracked_excludes(context: Path, dockerfile: str, where: str) -> list[str]:
+    """Docker ignore patterns for every file of `context` git does not track (none outside git); refuses an
+    untracked Dockerfile (the CDK always keeps it) and a name the pattern syntax cannot exclude exactly."""
+    tracked = tracked_files(context)
+    if tracked is None:
+        return []
+    if Path(dockerfile).as_posix() not in tracked:
+        raise ValueError(f"{where}: {context / dockerfile} is not tracked by git; the image is built from tracked "
+                         "files only (git add it)")
+    paths = untracked_paths(context, tracked)
+    patterns = {path: docker_exclude(path) for path in paths}
+    unsayable = [path for path, pattern in patterns.items() if pattern is None]
+    if unsayable:
+        raise ValueError(f"{where}: untracked {', '.join(map(repr, unsayable))} in {context} cannot be excluded from "
+                         "the image by a Docker ignore pattern (leading or trailing space, # or ! first, a line "
+                         "break); remove or rename it")
+    return [pattern for pattern in patterns.values() if pattern is not None]
 
 
 class ImageCopier(Construct):
