@@ -78,6 +78,13 @@ class Environment:
     encrypt_inter_container_traffic: bool = False
     log_retention_days: int = 30
     workload_shards: int = DEFAULT_WORKLOAD_SHARDS
+    # Which workloads without an `environments:` block deploy here: None (`all`, the default), or exactly these
+    # names (`none` is the empty set). A workload whose block names the environment deploys here either way.
+    default_workloads: frozenset[str] | None = None
+
+    def takes_by_default(self, workload: str) -> bool:
+        """Whether a workload that names no environments deploys here."""
+        return self.default_workloads is None or workload in self.default_workloads
 
     @property
     def has_fsx(self) -> bool:
@@ -106,7 +113,7 @@ _KNOWN_KEYS = {
     "account", "region", "availability_zone", "availability_zone_id", "production", "vpc_cidr",
     "training_subnet_mask", "nat_gateway", "removal_policy", "fsx", "checkpoint_expiration_days",
     "notification_emails", "external_data_buckets", "training_plans", "encrypt_inter_container_traffic",
-    "log_retention_days", "workload_shards",
+    "log_retention_days", "workload_shards", "default_workloads",
 }
 _FSX_KEYS = {
     "deployment_type", "storage_capacity_gib", "per_unit_storage_throughput",
@@ -178,6 +185,21 @@ def _training_plans(reader: Reader) -> dict[str, TrainingPlan]:
     return found
 
 
+def _default_workloads(reader: Reader) -> frozenset[str] | None:
+    """`all` (default), `none`, or a list of workload names: which workloads without `environments:` deploy here."""
+    value = reader.raw.get("default_workloads", "all")
+    if value == "all":
+        return None
+    if value == "none":
+        return frozenset()
+    if isinstance(value, list) and all(isinstance(v, str) and v for v in value):
+        return frozenset(value)
+    reader.problem("default_workloads", "must be all (every workload that names no environments deploys here), none "
+                   "(only workloads whose environments: names this one) or a list of workload names, "
+                   f"not {value!r}")
+    return None
+
+
 def _one(name: str, reader: Reader) -> Environment:
     reader.unknown_keys(_KNOWN_KEYS)
     account = reader.string("account", required=True, pattern=_ACCOUNT, explain="must be a 12-digit AWS account id "
@@ -221,6 +243,7 @@ def _one(name: str, reader: Reader) -> Environment:
         log_retention_days=retention or 30,
         workload_shards=reader.integer("workload_shards", low=1, high=MAX_WORKLOAD_SHARDS,
                                        default=DEFAULT_WORKLOAD_SHARDS) or DEFAULT_WORKLOAD_SHARDS,
+        default_workloads=_default_workloads(reader),
     )
 
 

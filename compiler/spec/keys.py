@@ -48,7 +48,8 @@ PLATFORM_KEYS = {
                "them; without choices a run's text may hold only letters, digits and ._:/=+@-)",
     "unencrypted_traffic_reason": "why this workload may run without inter-container traffic encryption where the "
                                   "environment requires it",
-    "environments": "per environment: {} to deploy as written, or a few keys to override there; absent: everywhere",
+    "environments": "per environment: {} to deploy as written, or keys to override there; absent: every "
+                    "environment whose default_workloads (cdk.json) takes it",
 }
 
 # SDK arguments the platform refuses, and why: each sentence names who owns the value or why it cannot be taken.

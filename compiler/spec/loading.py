@@ -45,8 +45,15 @@ class SpecFile:
         value = self.raw.get(ENVIRONMENTS_KEY)
         return value if isinstance(value, Mapping) else None
 
-    def deploys_to(self, env: str) -> bool:
-        return self.environments is None or env in self.environments
+    @property
+    def name(self) -> str:
+        return str(self.raw.get("name", self.path.stem))
+
+    def deploys_to(self, env: Environment) -> bool:
+        """Named in its `environments:` block; without one, where the environment takes workloads by default."""
+        if self.environments is None:
+            return env.takes_by_default(self.name)
+        return env.name in self.environments
 
     def overrides(self, env: str) -> Mapping[str, Any]:
         value = (self.environments or {}).get(env)
@@ -166,7 +173,7 @@ def _load_one(path: Path, project: Project, envs: Mapping[str, Environment], loa
     if base is not None:
         loaded.base[base.name] = base
     for env in envs.values():
-        if not spec.deploys_to(env.name):
+        if not spec.deploys_to(env):
             continue
         workload, env_problems, warnings = _for_environment(spec, env, base, project, base_problems)
         problems.extend(env_problems)
@@ -208,9 +215,23 @@ def load_workloads(project: Project, envs: Mapping[str, Environment], directory:
         except SpecError as error:
             problems.extend(error.problems)
     problems.extend(_unique(loaded))
+    problems.extend(_default_workloads_exist(loaded, envs))
     if problems:
         raise SpecError(problems)
     return loaded
+
+
+def _default_workloads_exist(loaded: Loaded, envs: Mapping[str, Environment]) -> list[Problem]:
+    """A name in an environment's default_workloads list that no spec has is a typo that would deploy nothing."""
+    names = {spec.name for spec in loaded.specs}
+    problems = []
+    for env in envs.values():
+        for name in sorted((env.default_workloads or frozenset()) - names):
+            close = difflib.get_close_matches(name, sorted(names), n=1)
+            hint = f"did you mean '{close[0]}'? " if close else ""
+            problems.append(Problem("cdk.json", f"{env.name}.default_workloads", f"names {name!r}, which no workload "
+                                    f"spec is; {hint}workloads: {', '.join(sorted(names)) or 'none'}"))
+    return problems
 
 
 def find_spec(project: Project, name_or_path: str, cwd: Path | None = None) -> Path:
@@ -268,7 +289,11 @@ def load_workload(project: Project, name_or_path: str, env: Environment,
     if problems:
         raise SpecError(problems)
     spec = loaded.specs[0]
-    if not spec.deploys_to(env.name):
+    if not spec.deploys_to(env):
+        if spec.environments is None:
+            raise SpecError(Problem(spec.source, ENVIRONMENTS_KEY, f"does not deploy to environment '{env.name}': it "
+                                    "names no environments, and cdk.json's default_workloads of "
+                                    f"'{env.name}' does not take it; add {env.name} to its environments:"))
         raise SpecError(Problem(spec.source, ENVIRONMENTS_KEY, f"does not deploy to environment '{env.name}' (its "
                                 f"environments: {', '.join(spec.environments or {})})"))
     return next(iter(loaded.by_environment[env.name].values()))
