@@ -57,6 +57,7 @@ def test_other_values_are_refused(value: Any) -> None:
 
 def test_rendering_a_workload_the_environment_does_not_take_says_how(tmp_path: Path) -> None:
     proj = project(tmp_path, [EVERYWHERE], lambda envs: envs["prod"].update(default_workloads="none"))
-    with pytest.raises(SpecError, match="names no environments, and cdk.json's default_workloads of 'prod' does not "
-                                        "take it; add prod to its environments:"):
+    with pytest.raises(SpecError) as info:
         load_workload(proj, "everywhere", proj.environments()["prod"])
+    assert ("names no environments, and cdk.json's default_workloads of 'prod' does not take it; add prod to its "
+            "environments:") in str(info.value)
