@@ -206,6 +206,19 @@ class CapacityRetry:
 
 
 @dataclass(frozen=True)
+class Schedule:
+    """`schedule:`: when EventBridge Scheduler starts a run, where, and with which input (compiler/schedules.py)."""
+
+    expression: str  # cron(...) or rate(...), as EventBridge Scheduler takes it
+    timezone: str = "UTC"  # IANA name the expression is evaluated in
+    environments: tuple[str, ...] | None = None  # None: every environment the workload deploys to
+    input: Mapping[str, Any] = field(default_factory=dict)  # the execution input, checked like a console start
+
+    def applies_to(self, env: str) -> bool:
+        return self.environments is None or env in self.environments
+
+
+@dataclass(frozen=True)
 class Metric:
     name: str
     regex: str
@@ -258,6 +271,7 @@ class Workload:
     capacity_retry: CapacityRetry = field(default_factory=CapacityRetry)
     max_instance_count: int | None = None  # ceiling for the console's instance_count override
     concurrent_runs: bool = False  # True: runs may go side by side (no check for another run in progress)
+    schedule: Schedule | None = None  # None: runs start only by hand
     warnings: tuple[str, ...] = ()
 
     @property

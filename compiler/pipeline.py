@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from compiler import placeholders as ph
-from compiler import service_model, sourcedir
+from compiler import schedules, service_model, sourcedir
 from compiler import state_machine as sm
 from compiler.environments import Environment, zone_problems
 from compiler.errors import Problem, SpecError
@@ -171,6 +171,7 @@ def compile_project(project: Project, *, directory: Path | None = None) -> Compi
     if problems:
         raise SpecError(problems)
     loaded = load_workloads(project, envs, directory, images=images)
+    problems += schedules.environment_problems(loaded.base, loaded.by_environment)
     compiled = Compiled(project=project, environments=envs, images=images, loaded=loaded)
     bundles = _Bundles(project.root)
     for env in envs.values():

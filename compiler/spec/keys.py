@@ -48,6 +48,8 @@ PLATFORM_KEYS = {
                "them; without choices a run's text may hold only letters, digits and ._:/=+@-)",
     "unencrypted_traffic_reason": "why this workload may run without inter-container traffic encryption where the "
                                   "environment requires it",
+    "schedule": "when runs start by themselves: cron(...) or rate(...) as EventBridge Scheduler takes them, or "
+                "{expression, timezone, environments, input}; a start while a run goes on is skipped (AlreadyRunning)",
     "environments": "per environment: {} to deploy as written, or keys to override there; absent: every "
                     "environment whose default_workloads (cdk.json) takes it",
 }

@@ -17,6 +17,7 @@ from compiler.errors import Problem, SpecError
 from compiler.model import Workload
 from compiler.placeholders import RESERVED_SEQUENCE
 from compiler.reader import Findings, Reader, describe, suggest
+from compiler.schedules import read_schedule
 from compiler.spec.code import read_code
 from compiler.spec.compute import read_compute
 from compiler.spec.data import read_inputs, read_model_uri
@@ -107,6 +108,7 @@ def parse_workload(raw: Any, *, source: str, spec_dir: Path, project_root: Path)
         metric_definitions=read_metrics(r), tags=read_tags(r), debugging=read_debugging(r),
         base_job_name=r.string("base_job_name", max_length=63, default=name) or name or "",
         description=r.string("description", max_length=1000, default="") or "", capacity_retry=read_capacity(r),
+        schedule=read_schedule(r),
         **read_run(r),
     )
     if name is None or compute is None:

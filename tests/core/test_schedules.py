@@ -1,0 +1,162 @@
+"""`schedule:` in a spec (issue 25): EventBridge Scheduler's documented formats, each rule at its boundary, the input
+checked like a console start, and the projected runs and cost.
+
+Expected values are the documents' own: "rate(1 hours) and rate(5 hour) aren't valid, but rate(1 hour) and rate(5
+hours) are valid"; "Cron expressions have six required fields"; "If you specify a value or * in one of the fields, you
+must use ? in the other"; "'3#1,6#3' is invalid"; ScheduleExpression 256 and ScheduleExpressionTimezone 50 characters
+(botocore's scheduler model); a local time skipped by daylight saving time is skipped, not moved.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+
+import pytest
+
+from compiler import schedules
+from compiler.model import Schedule
+from compiler.schedules import ScheduleError, next_runs, parse_expression, runs_per_month, shortest_interval
+
+VALID = ["rate(1 minute)", "rate(5 minutes)", "rate(1 hour)", "rate(5 hours)", "rate(1 day)", "rate(7 days)",
+         "cron(0 10 * * ? *)", "cron(15 12 * * ? *)", "cron(0 18 ? * MON-FRI *)", "cron(0 8 1 * ? *)",
+         "cron(0/15 * * * ? *)", "cron(0/10 * ? * MON-FRI *)", "cron(0/5 8-17 ? * MON-FRI *)", "cron(0 9 ? * 2#1 *)",
+         "cron(0 2 L * ? *)", "cron(0 2 15W * ? *)", "cron(0 2 ? * 6L *)", "cron(0 2 * JAN,FEB ? 2026-2199)"]
+
+
+@pytest.mark.parametrize("expression", VALID)
+def test_the_documented_examples_are_accepted(expression: str) -> None:
+    parse_expression(expression)
+
+
+@pytest.mark.parametrize(("expression", "words"), [
+    ("rate(1 minutes)", "rate(1 minute)"), ("rate(1 hours)", "rate(1 hour)"), ("rate(5 hour)", "rate(5 hours)"),
+    ("rate(2 day)", "rate(2 days)"), ("rate(0 minutes)", "positive"), ("rate(1 week)", "minute(s), hour(s) or day(s)"),
+    ("rate(1.5 hours)", "whole number"), ("rate(5)", "whole number and a unit"),
+    ("cron(0 2 * * *)", "6 fields"), ("cron(0 2 * * * * *)", "6 fields"), ("cron(0 2 * * * *)", "exactly one"),
+    ("cron(0 2 ? * ? *)", "exactly one"), ("cron(0 2 ? * 3#1,6#3 *)", "one expression"), ("cron(60 2 * * ? *)", "0-59"),
+    ("cron(0 24 * * ? *)", "0-23"), ("cron(0 2 32 * ? *)", "1-31"), ("cron(0 2 * 13 ? *)", "1-12"),
+    ("cron(0 2 ? * 8 *)", "1-7"), ("cron(0 2 * * ? 1969)", "1970-2199"), ("cron(0 2 * * ? 2200)", "1970-2199"),
+    ("cron(0 2 ? * 1/2 *)", "/"), ("cron(0 2 ? * 2#6 *)", "1-5"), ("cron(0 2 * * ? *", "cron(...) or rate(...)"),
+    ("at(2026-12-01T02:00:00)", "one-time"), ("cron(0 17-9 * * ? *)", "backwards"), ("cron(0/0 * * * ? *)", "step"),
+    ("cron(0 2 LW * ? *)", "15W"), ("cron(0 2 1? * * *)", "stands alone"),
+])
+def test_what_the_service_refuses_is_refused_with_the_fix(expression: str, words: str) -> None:
+    with pytest.raises(ScheduleError, match=None) as info:
+        parse_expression(expression)
+    assert words in str(info.value)
+
+
+def test_a_string_schedule_runs_in_utc_in_every_environment(make) -> None:
+    workload = make(schedule="cron(0 2 * * ? *)")
+    assert workload.schedule == Schedule(expression="cron(0 2 * * ? *)")
+    assert workload.schedule.timezone == "UTC" and workload.schedule.applies_to("prod")
+
+
+def test_a_mapping_schedule_names_its_time_zone_environments_and_input(make) -> None:
+    workload = make(schedule={"expression": "rate(1 day)", "timezone": "Europe/Berlin", "environments": ["dev"],
+                              "input": {"hyperparameters": {"epochs": 1}}})
+    assert workload.schedule.timezone == "Europe/Berlin"
+    assert workload.schedule.applies_to("dev") and not workload.schedule.applies_to("prod")
+    assert workload.schedule.input == {"hyperparameters": {"epochs": 1}}
+
+
+def test_an_expression_the_service_refuses_names_the_field_and_the_fix(rejects) -> None:
+    rejects("schedule", "rate(1 minute)", schedule="rate(1 minutes)")
+    rejects("schedule.expression", "6 fields", schedule={"expression": "cron(0 2 * * *)"})
+    rejects("schedule.expression", "required", schedule={"timezone": "UTC"})
+
+
+def test_an_unknown_time_zone_is_refused_with_the_close_name(rejects) -> None:
+    rejects("schedule.timezone", "Europe/Berlin", schedule={"expression": "rate(1 day)", "timezone": "Europe/Berln"})
+    rejects("schedule.timezone", "IANA", schedule={"expression": "rate(1 day)", "timezone": "CEST"})
+
+
+def test_lengths_are_the_scheduler_models() -> None:
+    assert schedules.service_lengths() == {"ScheduleExpression": (1, 256), "ScheduleExpressionTimezone": (1, 50)}
+
+
+def test_an_expression_over_256_characters_is_refused(rejects) -> None:
+    long = "cron(0 2 " + ",".join(["1"] * 124) + " * ? *)"
+    assert len(long) == 263
+    rejects("schedule", "at most 256", schedule=long)
+
+
+def test_unknown_keys_and_shapes_are_refused(rejects) -> None:
+    rejects("schedule.timezon", "timezone", schedule={"expression": "rate(1 day)", "timezon": "UTC"})
+    rejects("schedule", "mapping", schedule=["rate(1 day)"])
+    rejects("schedule.input", "mapping", schedule={"expression": "rate(1 day)", "input": "{}"})
+    rejects("schedule.environments", "list", schedule={"expression": "rate(1 day)", "environments": "dev"})
+
+
+def test_the_input_is_checked_like_a_console_start(rejects, make) -> None:
+    rejects("schedule.input", "unknown name", schedule={"expression": "rate(1 day)",
+                                                        "input": {"hyperparameters": {"epoch": 1}}})
+    rejects("schedule.input", "from 1 to 2", schedule={"expression": "rate(1 day)", "input": {"instance_count": 3}})
+    rejects("schedule.input", "JSON type", schedule={"expression": "rate(1 day)",
+                                                     "input": {"hyperparameters": {"epochs": "3"}}})
+    make(schedule={"expression": "rate(1 day)", "input": {"hyperparameters": {"epochs": 1}, "instance_count": 1}})
+
+
+def test_runs_closer_than_max_run_are_warned_about(make) -> None:
+    assert not make(schedule="rate(1 day)", max_run=86400).warnings  # equal: the next run starts as this one ends
+    warned = make(schedule="rate(1 day)", max_run=86401).warnings
+    assert len(warned) == 1 and "AlreadyRunning" in warned[0]
+    piled = make(schedule="rate(1 day)", max_run=86401, concurrent_runs=True).warnings
+    assert len(piled) == 1 and "pile up" in piled[0]
+
+
+def test_runs_per_month_count_the_busiest_month() -> None:
+    start = date(2027, 1, 1)
+    assert runs_per_month("rate(1 day)", "UTC", start) == 31
+    assert runs_per_month("rate(7 days)", "UTC", start) == 5
+    assert runs_per_month("rate(1 minute)", "UTC", start) == 44640
+    assert runs_per_month("cron(0 2 * * ? *)", "UTC", start) == 31
+    assert runs_per_month("cron(0 18 ? * MON-FRI *)", "UTC", start) == 23  # 2027: March, June, September, December
+    assert runs_per_month("cron(0 2 * * ? 2026)", "UTC", start) == 0  # only in a year already past
+
+
+def test_a_time_skipped_by_daylight_saving_is_skipped() -> None:
+    after = datetime(2027, 3, 27, 12, tzinfo=UTC)
+    days = [t.day for t in next_runs("cron(30 2 * * ? *)", "Europe/Berlin", after, 2)]
+    assert days == [29, 30]  # 28 March 2027 has no 02:30 in Berlin
+    assert runs_per_month("cron(30 2 * * ? *)", "Europe/Berlin", date(2027, 3, 1)) == 31  # other months have 31
+    assert next_runs("rate(1 day)", "UTC", after) == []  # a rate runs from its deploy
+
+
+def test_a_repeated_local_time_runs_once() -> None:
+    after = datetime(2027, 10, 30, 12, tzinfo=UTC)
+    runs = next_runs("cron(30 2 * * ? *)", "Europe/Berlin", after, 2)
+    assert [t.day for t in runs] == [31, 1]
+
+
+def test_the_shortest_interval() -> None:
+    start = date(2027, 1, 1)
+    assert shortest_interval("rate(5 minutes)", start) == 300
+    assert shortest_interval("cron(0 2,4 * * ? *)", start) == 7200
+    assert shortest_interval("cron(0 18 ? * MON-FRI *)", start) == 86400
+    assert shortest_interval("cron(0 2 1 1 ? 2027)", start) is None
+
+
+def test_projected_cost_is_the_worst_case(make) -> None:
+    # ml.p4d.24xlarge lists at $37.688 an hour (compiler/data/instance_types.csv): 2 for one hour is $75.376
+    workload = make(schedule="rate(1 day)", max_run=3600)
+    projection = schedules.project(workload, date(2027, 1, 1))
+    assert projection == schedules.Projection(runs_per_month=31, cost_per_run=75.38, cost_per_month=2336.66)
+    one_node = make(schedule={"expression": "rate(1 day)", "input": {"instance_count": 1, "max_run": 1800}},
+                    max_run=3600)
+    assert schedules.project(one_node, date(2027, 1, 1)).cost_per_run == 18.84
+
+
+def test_one_run_at_a_time_caps_a_month_at_31_days_of_the_cluster(make) -> None:
+    workload = make(schedule="rate(1 hour)", max_run=86400)  # 744 starts, but each waits for the last
+    assert schedules.project(workload, date(2027, 1, 1)).cost_per_month == 56079.74  # 744 h x $75.376
+
+
+def test_schedule_environments_must_be_ones_the_workload_deploys_to(make) -> None:
+    workload = make(schedule={"expression": "rate(1 day)", "environments": ["prod", "qa"]})
+    problems = schedules.environment_problems({"demo": workload}, {"dev": {"demo": workload}, "prod": {}})
+    assert [(p.field, p.message) for p in problems] == [
+        ("schedule.environments", "'prod' is not one the workload deploys to; it deploys to dev"),
+        ("schedule.environments", "'qa' is not an environment of cdk.json; it deploys to dev"),
+    ]
+    assert schedules.environment_problems({"demo": workload}, {"prod": {"demo": workload}, "qa": {"demo": 1}}) == []
