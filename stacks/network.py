@@ -11,6 +11,7 @@ from constructs import Construct
 from compiler.environments import Environment
 from compiler.images import pulled_repositories
 from compiler.model import Workload
+from platform_constructs.function_logs import provider_functions_log_to_own_groups
 from platform_constructs.network import TrainingNetwork
 from platform_constructs.retention import retention
 
@@ -33,3 +34,8 @@ class NetworkStack(cdk.Stack):
             flow_log_retention=retention(settings.log_retention_days),
             removal_policy=removal_policy,
         )
+        # Restricting the default security group: the CDK's provider function, logged with the flow logs' key (the
+        # environment key's Storage stack depends on this one).
+        provider_functions_log_to_own_groups(self, key=self.network.flow_log_key,
+                                             retention=retention(settings.log_retention_days),
+                                             removal_policy=removal_policy)

@@ -8,8 +8,10 @@ import aws_cdk as cdk
 from constructs import Construct
 
 from compiler.environments import Environment
+from platform_constructs.function_logs import provider_functions_log_to_own_groups
 from platform_constructs.lustre import TrainingFileSystem
 from platform_constructs.network import TrainingNetwork
+from platform_constructs.retention import retention
 from platform_constructs.storage import TrainingStorage
 
 
@@ -30,3 +32,6 @@ class StorageStack(cdk.Stack):
                 security_group=network.file_system_security_group, training_subnets=network.training_subnets, kms_key=key,
                 data_bucket=self.storage.data_bucket, removal_policy=removal_policy,
             )
+        # Emptying dev's buckets on delete: the CDK's provider function, logged with the key and retention.
+        provider_functions_log_to_own_groups(self, key=key, retention=retention(settings.log_retention_days),
+                                             removal_policy=removal_policy)

@@ -137,7 +137,7 @@ def test_vpc_flow_logs_capture_all_traffic_encrypted_with_the_environment_key(sy
     _, flow_log = only(synth.resources(env, "Network", "AWS::EC2::FlowLog"))
     assert flow_log["Properties"]["TrafficType"] == "ALL"
     assert flow_log["Properties"]["ResourceType"] == "VPC"
-    _, group = only(synth.resources(env, "Network", "AWS::Logs::LogGroup"))
+    group = synth.template(env, "Network")["Resources"][flow_log["Properties"]["LogGroupName"]["Ref"]]
     # The flow logs' own key, in the Network stack (the environment key's Storage stack depends on Network).
     key_id, key = only(synth.resources(env, "Network", "AWS::KMS::Key"))
     assert group["Properties"]["KmsKeyId"] == {"Fn::GetAtt": [key_id, "Arn"]}
