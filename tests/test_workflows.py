@@ -73,3 +73,39 @@ def test_zizmor_finds_an_injection_and_an_unpinned_action(workflow_text: str, tm
     (workflows / "pull-request.yml").write_text(broken)
     found = {finding["ident"] for finding in zizmor(workflows)}
     assert {"template-injection", "unpinned-uses"} <= found
+
+
+def _jobs() -> dict[str, dict]:
+    import yaml
+
+    return yaml.safe_load((PROJECT.root / ".github" / "workflows" / "pull-request.yml").read_text())["jobs"]
+
+
+def _writes(job: dict) -> list[str]:
+    return [scope for scope, level in (job.get("permissions") or {}).items() if level == "write"]
+
+
+def test_the_job_that_runs_pull_request_code_cannot_write() -> None:
+    """Tests, synth and review run the pull request's code: their token is read only (GitHub docs, "Security
+    hardening for GitHub Actions": a pull request's code must not run where a write token is)."""
+    jobs = _jobs()
+    runs_code = [name for name, job in jobs.items()
+                 if any("scripts/test.sh" in step.get("run", "") or "trainctl review" in step.get("run", "")
+                        for step in job.get("steps", []))]
+    assert runs_code == ["test-and-review"]
+    assert jobs["test-and-review"]["permissions"] == {"contents": "read"}
+    uses = [step.get("uses", "") for step in jobs["test-and-review"]["steps"]]
+    assert any(u.startswith("actions/upload-artifact@") for u in uses)
+
+
+def test_the_commenting_job_checks_out_only_the_base_commits_script() -> None:
+    jobs = _jobs()
+    commenting = {name: job for name, job in jobs.items() if "pull-requests" in _writes(job)
+                  or "issues" in _writes(job)}
+    assert list(commenting) == ["post-review"]
+    steps = commenting["post-review"]["steps"]
+    checkouts = [s for s in steps if s.get("uses", "").startswith("actions/checkout@")]
+    assert [c["with"]["ref"] for c in checkouts] == ["${{ github.event.pull_request.base.sha }}"]
+    assert checkouts[0]["with"]["sparse-checkout"] == "scripts/post_review.sh"
+    assert [s["run"] for s in steps if "run" in s] == ['scripts/post_review.sh "$REVIEW" "$PULL_REQUEST"']
+    assert any(s.get("uses", "").startswith("actions/download-artifact@") for s in steps)
