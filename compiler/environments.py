@@ -27,6 +27,9 @@ DEFAULT_TRAINING_SUBNET_MASK = 24
 # and region (default quota): the ceiling leaves room for everything else there.
 DEFAULT_WORKLOAD_SHARDS = 64
 MAX_WORKLOAD_SHARDS = 1000
+# monthly_budget_usd: AWS Budgets takes a decimal amount ("NumericValue", no sign or exponent); cents are its unit.
+MIN_BUDGET_USD = 0.01
+MAX_BUDGET_USD = 1_000_000_000
 _ACCOUNT = r"\d{12}"
 _REGION = r"[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d"
 _AZ_ID = r"[a-z]{2,4}\d-az\d+"
@@ -81,6 +84,7 @@ class Environment:
     # Which workloads without an `environments:` block deploy here: None (`all`, the default), or exactly these
     # names (`none` is the empty set). A workload whose block names the environment deploys here either way.
     default_workloads: frozenset[str] | None = None
+    monthly_budget_usd: float | None = None  # an AWS Budgets cost budget, notifying the runs topic (None: no budget)
 
     def takes_by_default(self, workload: str) -> bool:
         """Whether a workload that names no environments deploys here."""
@@ -113,7 +117,7 @@ _KNOWN_KEYS = {
     "account", "region", "availability_zone", "availability_zone_id", "production", "vpc_cidr",
     "training_subnet_mask", "nat_gateway", "removal_policy", "fsx", "checkpoint_expiration_days",
     "notification_emails", "external_data_buckets", "training_plans", "encrypt_inter_container_traffic",
-    "log_retention_days", "workload_shards", "default_workloads",
+    "log_retention_days", "workload_shards", "default_workloads", "monthly_budget_usd",
 }
 _FSX_KEYS = {
     "deployment_type", "storage_capacity_gib", "per_unit_storage_throughput",
@@ -232,7 +236,9 @@ def _one(name: str, reader: Reader) -> Environment:
     if retention is not None and retention not in LOG_RETENTION_DAYS:
         reader.problem("log_retention_days", f"CloudWatch Logs keeps logs for one of {', '.join(map(str, LOG_RETENTION_DAYS))} "
                        f"days, not {retention}")
+    budget = reader.number("monthly_budget_usd", low=MIN_BUDGET_USD, high=MAX_BUDGET_USD)
     return Environment(
+        monthly_budget_usd=budget,
         name=name, account=account, region=region, availability_zone=az, availability_zone_id=az_id,
         production=production, vpc_cidr=cidr, training_subnet_mask=mask,
         nat_gateway=bool(reader.boolean("nat_gateway", default=False)), removal_policy=removal, fsx=_fsx(reader),

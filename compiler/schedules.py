@@ -437,20 +437,37 @@ class Projection:
     cost_per_month: float | None
 
 
-def project(workload: Workload, start: date) -> Projection | None:
-    """The workload's schedule projected from `start`: runs in the busiest month x the longest run. Without
-    concurrent_runs a run is skipped while another goes on, so a month never holds more than 31 days of runs."""
+def projection(expression: str, timezone: str, hourly: float | None, run_seconds: int, concurrent: bool,
+               start: date) -> Projection:
+    """Runs in the busiest month x the longest run. Without concurrent runs a start is skipped while another run goes
+    on, so a month never holds more than 31 days of the cluster."""
+    runs = runs_per_month(expression, timezone, start)
+    if hourly is None:
+        return Projection(runs, None, None)
+    hours = runs * run_seconds / 3600
+    if not concurrent:
+        hours = min(hours, HOURS_IN_LONGEST_MONTH)
+    return Projection(runs, round(hourly * run_seconds / 3600, 2), round(hourly * hours, 2))
+
+
+def describe_schedule(workload: Workload, env: str) -> dict[str, Any] | None:
+    """The facts `trainctl review` compares and projects (template metadata of the schedule); None: no schedule."""
     schedule = workload.schedule
     if schedule is None:
         return None
-    runs = runs_per_month(schedule.expression, schedule.timezone, start)
-    hourly = hourly_worst_case(workload)
-    if hourly is None:
-        return Projection(runs, None, None)
-    hours = runs * run_hours(workload)
-    if not workload.concurrent_runs:
-        hours = min(hours, HOURS_IN_LONGEST_MONTH)
-    return Projection(runs, round(hourly * run_hours(workload), 2), round(hourly * hours, 2))
+    return {"workload": workload.name, "environment": env, "expression": schedule.expression,
+            "timezone": schedule.timezone, "input": dict(schedule.input), "worst_cost_per_hour_usd":
+            hourly_worst_case(workload), "max_run": int(run_hours(workload) * 3600),
+            "concurrent_runs": workload.concurrent_runs}
+
+
+def project(workload: Workload, start: date) -> Projection | None:
+    """The workload's schedule projected from `start` at list prices, worst case (every run lasts max_run)."""
+    facts = describe_schedule(workload, "")
+    if facts is None:
+        return None
+    return projection(facts["expression"], facts["timezone"], facts["worst_cost_per_hour_usd"], facts["max_run"],
+                      workload.concurrent_runs, start)
 
 
 # ------------------------------------------------------------------------------------------------- checks

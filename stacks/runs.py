@@ -18,6 +18,7 @@ from constructs import Construct
 
 from compiler import run_metrics
 from compiler.environments import Environment
+from platform_constructs.budget import EnvironmentBudget
 from platform_constructs.keys import environment_key
 from platform_constructs.nag import acknowledge_required_wildcards
 from platform_constructs.retention import retention
@@ -55,6 +56,9 @@ class RunsStack(cdk.Stack):
         key.add_to_resource_policy(iam.PolicyStatement(
             sid="AlarmNotifications", principals=[alarms], actions=["kms:Decrypt", "kms:GenerateDataKey*"],
             resources=["*"]))
+        # The environment's monthly budget (monthly_budget_usd in cdk.json) warns on this topic.
+        self.budget = (EnvironmentBudget(self, "MonthlyBudget", environment=settings, topic=self.topic, key=key)
+                       if settings.monthly_budget_usd is not None else None)
         # /aws/vendedlogs/ keeps CloudWatch from growing one resource policy per state machine (a 5 KB limit).
         self.log_group = logs.LogGroup(
             self, "RunLogs", log_group_name=f"/aws/vendedlogs/states/{settings.name}-training", encryption_key=key,

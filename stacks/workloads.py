@@ -30,6 +30,7 @@ from compiler.placeholders import (
     TRAINING_SECURITY_GROUP_ID,
 )
 from compiler.stack_layout import MAX_STACK_RESOURCES, shard_of, shard_problem, shard_stack_name, shard_template_bytes
+from platform_constructs.schedule import WorkloadSchedule
 from platform_constructs.source_bundle import SourceBundle, write_bundle
 from platform_constructs.workload import TrainingWorkload, WorkloadPlatform
 from stacks.monitoring import MonitoringStack, add_monitoring_stacks
@@ -97,6 +98,9 @@ class WorkloadsStack(cdk.Stack):
                                          platform=shared, source=bundle, substitutions=values,
                                          image_uri=compiled.image)
             construct.add_failed_runs_alarm(runs.topic)
+            if workload.schedule is not None and workload.schedule.applies_to(env.name):
+                WorkloadSchedule(construct, "Schedule", workload=workload, environment=env.name,
+                                 state_machine_arn=construct.state_machine_arn).node.add_dependency(construct.state_machine)
             self.workloads[workload.name] = construct
             definitions.append(text)
         self.template_bytes = shard_template_bytes(definitions)
