@@ -271,6 +271,7 @@ class Workload:
     capacity_retry: CapacityRetry = field(default_factory=CapacityRetry)
     max_instance_count: int | None = None  # ceiling for the console's instance_count override
     concurrent_runs: bool = False  # True: runs may go side by side (no check for another run in progress)
+    max_run_cost_usd: float | None = None  # the per-run cost ceiling (compiler/cost_ceiling.py); None: none
     schedule: Schedule | None = None  # None: runs start only by hand
     warnings: tuple[str, ...] = ()
 

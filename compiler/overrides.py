@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from compiler import cost_ceiling
 from compiler.limits import limits
 from compiler.model import Workload
 
@@ -80,16 +81,22 @@ class OverridePolicy:
     max_wait: int | None = None
     str_encoded: bool = False  # the generic Estimator sends str() of each value, not JSON
     choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # string hyperparameters' allowed values
+    cost_ceiling_usd: float | None = None  # max_run_cost_usd; None: no ceiling
+    budgets: Mapping[int, int] = field(default_factory=dict)  # per instance count: seconds of run time it buys
+    highest_price: float | None = None  # USD per hour of the most expensive cluster of one instance (messages)
 
     @classmethod
     def of(cls, workload: Workload) -> OverridePolicy:
         str_encoded = workload.framework == "generic" and (workload.code is None or workload.code.source_dir is None)
         values = {k: v for k, v in workload.hyperparameters.items()
                   if not (str_encoded and json_type(v) == "structure")}
+        ceiling = workload.max_run_cost_usd if not cost_ceiling.unpriced(workload) else None
         return cls(workload=workload.name, hyperparameters=values, instance_count=workload.instance_count,
                    instance_count_max=None if workload.compute.instance_groups else workload.instance_count_ceiling,
                    max_run=workload.max_run, max_wait=workload.max_wait if workload.use_spot_instances else None,
-                   str_encoded=str_encoded, choices=dict(workload.choices))
+                   str_encoded=str_encoded, choices=dict(workload.choices), cost_ceiling_usd=ceiling,
+                   budgets=cost_ceiling.budgets(workload, ceiling) if ceiling is not None else {},
+                   highest_price=float(cost_ceiling.cluster_rate(workload, 1)) if ceiling is not None else None)
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -142,7 +149,21 @@ class OverridePolicy:
                for n, chars in self.text_rules().items()},
             "count": count,
             "max_run": f"max_run: must be an integer number of seconds from 1 to {self.max_run} (the spec's max_run)",
+            **{f"cost.{count}": self._cost_message(count) for count in self.refused_counts()},
         }
+
+    def refused_counts(self) -> list[int]:
+        """The instance counts with which some max_run a run may ask for exceeds the cost ceiling."""
+        return [count for count, seconds in self.budgets.items() if seconds < self.max_run]
+
+    def _cost_message(self, count: int) -> str:
+        seconds = self.budgets[count]
+        allowed = (f"max_run may be at most {seconds} seconds" if seconds >= 1 else
+                   "no max_run fits")
+        return (f"max_run x instance_count: the worst case exceeds the cost ceiling; with instance_count {count} "
+                f"{allowed} (max_run_cost_usd {self.cost_ceiling_usd:g} USD per run, at {self.highest_price:g} USD per "
+                f"instance-hour, the highest of its instance types, {cost_ceiling.PRICE_SOURCE}); lower max_run or "
+                "instance_count, or raise max_run_cost_usd in the spec")
 
     # -------------------------------------------------------------------------------------------- the check
 
@@ -175,6 +196,8 @@ class OverridePolicy:
         run = given.get("max_run", self.max_run)
         if not _integer(run) or not 1 <= run <= self.max_run:
             problems.append(m["max_run"])
+        if not problems and count in self.budgets and run > self.budgets[count]:
+            problems.append(m[f"cost.{count}"])
         return problems
 
     def _check_hyperparameters(self, given: Mapping[str, Any], m: dict[str, str]) -> list[str]:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import math
 import re
+from fractions import Fraction
 
+from compiler import cost_ceiling
 from compiler.limits import limits
 from compiler.model import Workload
 from compiler.placeholders import RUN_ID_LENGTH
@@ -105,3 +108,26 @@ def channels_fit(w: Workload, f: Findings) -> None:
                 if group not in known:
                     f.problem(f"inputs.{channel.name}.instance_groups", f"{group!r} is not one of the spec's instance "
                               "groups")
+
+
+@workload_rule
+def the_spec_runs_within_its_cost_ceiling(w: Workload, f: Findings) -> None:
+    """`{}` must start: the spec's own run (its max_run and instance_count, at the highest price of its types) fits
+    under max_run_cost_usd, and every type has a price, without which the ceiling could not be enforced."""
+    ceiling = w.max_run_cost_usd
+    if ceiling is None:
+        return
+    unpriced = cost_ceiling.unpriced(w)
+    if unpriced:
+        f.problem("max_run_cost_usd", f"the instance catalog has no verified price for {', '.join(unpriced)}, so the "
+                  "ceiling cannot be enforced there; use priced instance types (compiler/data/instance_types.csv, "
+                  "price_per_hour_usd) or remove max_run_cost_usd")
+        return
+    worst = cost_ceiling.worst_case(w)
+    if worst > Fraction(repr(ceiling)):
+        rate = cost_ceiling.cluster_rate(w, w.instance_count)
+        seconds = cost_ceiling.budget_seconds(ceiling, rate)
+        f.problem("max_run_cost_usd", f"{ceiling:g} USD is below the spec's own worst case, max_run {w.max_run} s x "
+                  f"{float(rate):g} USD per hour for {w.instance_count} instance(s) at the highest price of its "
+                  f"instance types ({cost_ceiling.PRICE_SOURCE}) = {float(worst):.2f} USD; raise max_run_cost_usd to "
+                  f"at least {math.ceil(worst * 100) / 100:.2f} or lower max_run to {seconds}")

@@ -50,6 +50,9 @@ PLATFORM_KEYS = {
                                   "environment requires it",
     "schedule": "when runs start by themselves: cron(...) or rate(...) as EventBridge Scheduler takes them, or "
                 "{expression, timezone, environments, input}; a start while a run goes on is skipped (AlreadyRunning)",
+    "max_run_cost_usd": "the most a run may cost, in USD at list prices: a start whose worst case (max_run x "
+                        "instance_count x the highest price of its instance types) exceeds it is refused, and "
+                        "relaunches get only the run time left",
     "environments": "per environment: {} to deploy as written, or keys to override there; absent: every "
                     "environment whose default_workloads (cdk.json) takes it",
 }

@@ -15,6 +15,7 @@ from compiler.reader import Reader
 from compiler.spec.compute import check_instance_type
 
 MAX_CAPACITY_RELAUNCHES = 10
+MAX_RUN_COST_USD = 10_000_000.0  # a per-run ceiling beyond is a typo, not a budget
 # ProfilerConfig.ProfilingIntervalInMilliseconds: the values SageMaker documents (the model states only a long).
 PROFILING_INTERVALS = (100, 200, 500, 1000, 5000, 60000)
 _CAPACITY_KEYS = {"max_attempts", "wait_seconds", "backoff_rate", "fallback_instance_types"}
@@ -196,6 +197,7 @@ def read_run(r: Reader) -> dict[str, Any]:
         "input_mode": r.string("input_mode", choices=allowed("TrainingInputMode"), default="File") or "File",
         "max_instance_count": r.integer("max_instance_count", low=1),
         "concurrent_runs": bool(r.boolean("concurrent_runs", default=False)),
+        "max_run_cost_usd": r.number("max_run_cost_usd", low=0.01, high=MAX_RUN_COST_USD),
     }
 
 

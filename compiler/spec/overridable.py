@@ -19,7 +19,7 @@ OVERRIDABLE = frozenset({
     "instance_type", "instance_count", "instance_groups", "max_instance_count", "volume_size", "volume_kms_key",
     "keep_alive_period_in_seconds", "training_plan", "instance_placement_config", "capacity_retry",
     # run limits and cost
-    "max_run", "max_wait", "use_spot_instances", "max_retry_attempts", "checkpoints",
+    "max_run", "max_wait", "use_spot_instances", "max_retry_attempts", "checkpoints", "max_run_cost_usd",
     # data and values
     "inputs", "input_mode", "model_uri", "hyperparameters", "environment", "tags", "distribution",
     # keys, traffic, observability

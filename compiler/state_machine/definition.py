@@ -32,7 +32,7 @@ from compiler import catalog, run_metrics
 from compiler import placeholders as ph
 from compiler.errors import SpecError
 from compiler.request import TAG_EXECUTION
-from compiler.state_machine import concurrency, input_check, integrations, intrinsics, recovery
+from compiler.state_machine import concurrency, cost, input_check, integrations, intrinsics, recovery
 from compiler.state_machine.asl import INVALID_INPUT, literal, run_time_format, with_run_time
 from compiler.state_machine.encoding import encoding_states, portable_defaults
 from compiler.state_machine.machine import MachineSpec
@@ -103,7 +103,8 @@ def _train_parameters(spec: MachineSpec) -> dict[str, Any]:
             params["Environment"] = spec.request["Environment"]
     params["ResourceConfig"] = resources
     stopping = {k: v for k, v in params["StoppingCondition"].items() if k != "MaxRuntimeInSeconds"}
-    params["StoppingCondition"] = {"MaxRuntimeInSeconds.$": "$.config.max_run", **stopping}
+    runtime = "$.grant.seconds" if spec.policy.cost_ceiling_usd is not None else "$.config.max_run"
+    params["StoppingCondition"] = {"MaxRuntimeInSeconds.$": runtime, **stopping}
     params["Tags"] = [*(t for t in params.get("Tags", []) if t.get("Key") != TAG_EXECUTION),
                       {"Key": TAG_EXECUTION, "Value.$": "$.run.tag.value"}]
     return params
@@ -123,6 +124,10 @@ def _summary_parameters(spec: MachineSpec) -> dict[str, Any]:
                          f"{catalog.PRICES_AS_OF}; null where no price is known)",
         "overrides.$": "$.input",
     }
+    if spec.policy.cost_ceiling_usd is not None:
+        summary["cost_ceiling_usd"] = spec.policy.cost_ceiling_usd
+        summary["max_runtime_seconds.$"] = "$.grant.seconds"
+        summary["budget_left_seconds.$"] = "$.run.budget"
     if spec.variants:
         summary["instance_type.$"] = "$.launch.variant.instance_type"
         summary["cost_per_hour_usd.$"] = ("States.ArrayGetItem(States.StringToJson($.launch.variant.rates), "
@@ -159,14 +164,26 @@ def _start_states(spec: MachineSpec, encode_entry: str) -> dict[str, Any]:
         "Start run": {
             "Type": "Pass",
             "Parameters": {"input.$": "$.input", "config.$": "$.config", "enc": {"v": {}}, "defaults": _defaults(spec),
-                           "run": {"id.$": _RUN_ID, "attempt": 0, "tag.$": "$.tag", "throttle": {"n": 0}}},
+                           "run": {"id.$": _RUN_ID, "attempt": 0, "tag.$": "$.tag", "throttle": {"n": 0},
+                                   **cost.run_budget(spec)}},
             "Next": encode_entry,
         },
     }
 
 
 def _launch_states(spec: MachineSpec) -> dict[str, Any]:
-    """Per attempt: the job's name, its hyperparameters (run-time values filled), and the instance type's variant."""
+    """Per attempt: the job's name, its hyperparameters (run-time values filled), the instance type's variant, and
+    (with a cost ceiling) the run time it is granted."""
+    states = _launch_parts(spec)
+    if spec.policy.cost_ceiling_usd is None:
+        return states
+    for state in states.values():
+        if state.get("Next") == TRAIN:
+            state["Next"] = cost.GRANT
+    return {**states, **cost.grant_states(spec.policy, TRAIN, _JOB_DEFAULTS, "Summarize")}
+
+
+def _launch_parts(spec: MachineSpec) -> dict[str, Any]:
     name = run_time_format(spec.request["TrainingJobName"]) or "$.run.id"
     compiled = with_run_time(dict(spec.request.get("HyperParameters", {})), "request.HyperParameters")
     if not spec.variants:
@@ -351,7 +368,8 @@ def _job_states(spec: MachineSpec) -> dict[str, Any]:
             "Type": "Pass",
             "Parameters": {"id.$": "$.run.id", "tag.$": "$.run.tag", "throttle": {"n": 0},
                            "attempt.$": "States.MathAdd($.run.attempt, 1)",
-                           "wait.$": f"States.ArrayGetItem(States.Array({waits}), $.run.attempt)"},
+                           "wait.$": f"States.ArrayGetItem(States.Array({waits}), $.run.attempt)",
+                           **cost.spent_budget(spec)},
             "ResultPath": "$.run", "Next": "Count relaunch",
         },
         "Count relaunch": _count(spec, run_metrics.CAPACITY_RELAUNCHES, "Wait before relaunch"),
@@ -383,7 +401,7 @@ def _count(spec: MachineSpec, metric: str, next_state: str) -> dict[str, Any]:
 
 def _end_states(spec: MachineSpec) -> dict[str, Any]:
     subject = f"States.Format({literal(f'[{spec.environment}] {spec.workload}: ')[:-1]}{{}}', $.result.status)"
-    return {
+    states: dict[str, Any] = {
         "Summarize": {"Type": "Pass", "Parameters": _summary_parameters(spec), "ResultPath": "$.result",
                       "Next": "Notify"},
         "Notify": {
@@ -420,6 +438,11 @@ def _end_states(spec: MachineSpec) -> dict[str, Any]:
         "No capacity": {"Type": "Fail", "Error": "InsufficientCapacity", "CausePath": _FAILURE_CAUSE},
         "Job failed": {"Type": "Fail", "Error": "TrainingJobFailed", "CausePath": _FAILURE_CAUSE},
     }
+    if spec.policy.cost_ceiling_usd is not None:
+        states["Succeeded?"]["Choices"].insert(2, {"Variable": "$.result.status", "StringEquals": cost.STATUS,
+                                                   "Next": "Cost ceiling reached"})
+        states["Cost ceiling reached"] = {"Type": "Fail", "Error": cost.ERROR, "CausePath": _FAILURE_CAUSE}
+    return states
 
 
 def build_definition(spec: MachineSpec) -> dict[str, Any]:

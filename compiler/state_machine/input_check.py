@@ -144,6 +144,7 @@ def _value_rules(policy: OverridePolicy) -> list[dict[str, Any]]:
     run = "$.merged.value.max_run"
     rules += [{"Not": {"Variable": "$.measured.max_run_parts", "NumericEquals": 1}, "Next": "Bad max_run"},
               *_outside(run, 1, policy.max_run, "Bad max_run"),
+              *_cost_rules(policy, run),
               {"Not": {"Variable": "$.measured.hp_seen", "NumericEqualsPath": "$.measured.hp_known"},
                "Next": "Unknown hyperparameter"}]
     for index, (name, expected) in enumerate(policy.expected_types().items()):
@@ -157,6 +158,14 @@ def _value_rules(policy: OverridePolicy) -> list[dict[str, Any]]:
             rules.append({"Not": {"Variable": f"$.hp_parts.h{index}", "NumericEquals": 1},
                           "Next": "Bad hyperparameter type"})
     return rules + _text_rules(policy)
+
+
+def _cost_rules(policy: OverridePolicy, run: str) -> list[dict[str, Any]]:
+    """Per instance count whose budget is below the spec's max_run: a longer max_run exceeds the cost ceiling."""
+    count = "$.merged.value.instance_count"
+    return [{"And": [{"Variable": count, "NumericEquals": c},
+                     {"Variable": run, "NumericGreaterThan": policy.budgets[c]}], "Next": f"Over cost ceiling {c}"}
+            for c in policy.refused_counts()]
 
 
 def _text_rules(policy: OverridePolicy) -> list[dict[str, Any]]:
@@ -231,6 +240,8 @@ def input_states(policy: OverridePolicy) -> dict[str, Any]:
     states["Measure values"] = {"Type": "Pass", "Parameters": measured, "ResultPath": "$.measured",
                                 "Next": "Measure integers" if policy.hyperparameters else "Check values"}
     states["Unknown hyperparameter"] = fail(m["hp_keys"])
+    for c in policy.refused_counts():
+        states[f"Over cost ceiling {c}"] = fail(m[f"cost.{c}"])
     text_states = _text_states(policy, m)
     states.update(text_states)
     after_integers = "Measure text" if "Measure text" in text_states else "Check values"
