@@ -152,3 +152,13 @@ def test_keys_that_must_not_differ_are_refused_with_the_reason(tmp_path: Path, k
     problems = refused(tmp_path, {"dev": {key: value}})
     [problem] = [p for p in problems if f"environments.dev.{key}" in p]
     assert "cannot differ per environment" in problem and why in problem and "image_uri" in problem
+
+
+def test_the_cost_ceiling_differs_per_environment_and_is_checked_there(tmp_path: Path) -> None:
+    # 2 x ml.p4d.24xlarge at 37.688 USD per instance-hour for 3600 s: 75.376 USD
+    loaded = load(tmp_path, {"dev": {}, "prod": {"max_run_cost_usd": 75.38}}, max_run=3600, max_run_cost_usd=80)
+    assert loaded.by_environment["dev"]["ovr"].max_run_cost_usd == 80
+    assert loaded.by_environment["prod"]["ovr"].max_run_cost_usd == 75.38
+    problems = refused(tmp_path / "2", {"prod": {"max_run_cost_usd": 75.37}}, max_run=3600)
+    assert any(p.startswith("workloads/ovr.yaml: max_run_cost_usd") and "[environment prod]" in p
+               and "raise max_run_cost_usd to at least 75.38" in p for p in problems), problems
