@@ -119,3 +119,15 @@ def test_asl_validator_accepts_the_ceilings_definition(ceiling: Deployed) -> Non
     text = sm.substitute_definition(sm.definition_string(definition), deploy_values(ceiling.spec, TOPIC))
     results = validate_asl({"ceiling": definition, "substituted": json.loads(text)})
     assert {k: v["errors"] for k, v in results.items() if not v["isValid"]} == {}
+
+
+@pytest.mark.parametrize("given", [
+    {"instance_count": 2, "max_run": 2700.5},  # a fraction: max_run's own message first
+    {"instance_count": 3, "max_run": 100},  # beyond max_instance_count: the count's message
+    {"instance_count": 2, "max_run": 2701, "hyperparameters": {"nope": 1}},  # the ceiling before hyperparameters
+    {"instance_count": 1, "max_run": 3601},  # beyond the spec's max_run: its own message, not the ceiling's
+])
+def test_the_state_machine_and_check_give_the_same_first_refusal(ceiling: Deployed, given: dict[str, Any]) -> None:
+    run = ceiling.run(given, [sage.completes()])
+    assert (run.status, run.error, run.fake.calls) == ("FAILED", "InvalidInput", [])
+    assert ceiling.spec.policy.check(given)[0] == run.cause
