@@ -8,9 +8,11 @@ from typing import Any
 import aws_cdk as cdk
 from constructs import Construct
 
+from compiler.dns_firewall import CONTEXT_KEY, settings_for
 from compiler.environments import Environment
 from compiler.images import pulled_repositories
 from compiler.model import Workload
+from platform_constructs.dns_firewall import TrainingDnsFirewall
 from platform_constructs.function_logs import provider_functions_log_to_own_groups
 from platform_constructs.network import TrainingNetwork
 from platform_constructs.retention import retention
@@ -34,6 +36,14 @@ class NetworkStack(cdk.Stack):
             flow_log_retention=retention(settings.log_retention_days),
             removal_policy=removal_policy,
         )
+        # DNS firewall (docs/security.md): the names jobs need, then BLOCK (production) or ALERT (elsewhere) by default.
+        firewall = settings_for(settings.name, settings.production, self.node.try_get_context(CONTEXT_KEY))
+        self.dns_firewall: TrainingDnsFirewall | None = None
+        if firewall.mode != "off":
+            self.dns_firewall = TrainingDnsFirewall(
+                self, "DnsFirewall", vpc=self.network.vpc, region=settings.region, name=f"training-{settings.name}",
+                settings=firewall, log_key=self.network.flow_log_key,
+                log_retention=retention(settings.log_retention_days), removal_policy=removal_policy)
         # Restricting the default security group: the CDK's provider function, logged with the flow logs' key (the
         # environment key's Storage stack depends on this one).
         provider_functions_log_to_own_groups(self, key=self.network.flow_log_key,

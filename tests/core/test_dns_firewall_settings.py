@@ -1,0 +1,56 @@
+"""The DNS firewall's names and settings: literals from the AWS service endpoint pages, not computed."""
+
+from __future__ import annotations
+
+import pytest
+
+from compiler.dns_firewall import allowed_domains, settings_for
+from compiler.errors import SpecError
+
+
+def flat(region: str) -> set[str]:
+    return {d for names in allowed_domains(region).values() for d in names}
+
+
+def test_the_names_jobs_need_are_the_regions_service_endpoints() -> None:
+    # AWS General Reference, service endpoints for eu-west-1 (S3, ECR, CloudWatch Logs and metrics, STS, SageMaker).
+    assert {"s3.eu-west-1.amazonaws.com", "*.s3.eu-west-1.amazonaws.com", "api.ecr.eu-west-1.amazonaws.com",
+            "*.dkr.ecr.eu-west-1.amazonaws.com", "logs.eu-west-1.amazonaws.com", "monitoring.eu-west-1.amazonaws.com",
+            "sts.eu-west-1.amazonaws.com", "api.sagemaker.eu-west-1.amazonaws.com",
+            "*.fsx.eu-west-1.amazonaws.com"} <= flat("eu-west-1")
+
+
+def test_no_name_of_another_region_and_no_open_wildcard() -> None:
+    names = flat("us-east-1")
+    assert not any("eu-west-1" in n for n in names)
+    assert "*" not in names and "*.amazonaws.com" not in names and "*.com" not in names
+    assert all(n.endswith((".amazonaws.com", ".internal", ".in-addr.arpa")) for n in names)
+
+
+def test_reverse_lookups_only_of_private_ranges() -> None:
+    reverse = set(allowed_domains("us-east-1")["Reverse lookups of private addresses"])
+    assert {"*.10.in-addr.arpa", "*.168.192.in-addr.arpa", "*.16.172.in-addr.arpa", "*.31.172.in-addr.arpa"} <= reverse
+    assert "*.15.172.in-addr.arpa" not in reverse and "*.32.172.in-addr.arpa" not in reverse
+    assert "*.in-addr.arpa" not in reverse
+
+
+@pytest.mark.parametrize(("production", "mode"), [(True, "block"), (False, "alert")])
+def test_default_blocks_in_production_and_alerts_elsewhere(production: bool, mode: str) -> None:
+    settings = settings_for("x", production, None)
+    assert (settings.mode, settings.query_logging, settings.allow) == (mode, False, ())
+
+
+def test_an_environment_may_turn_it_off_log_queries_and_allow_more() -> None:
+    context = {"dev": {"mode": "off"}, "prod": {"query_logging": True, "allow": ["huggingface.co", "*.hf.co"]}}
+    assert settings_for("dev", False, context).mode == "off"
+    prod = settings_for("prod", True, context)
+    assert (prod.mode, prod.query_logging, prod.allow) == ("block", True, ("huggingface.co", "*.hf.co"))
+
+
+@pytest.mark.parametrize("value", [
+    {"mode": "deny"}, {"query_logging": "yes"}, {"allow": ["*"]}, {"allow": ["bad name.com"]}, {"allow": "x.com"},
+    {"allow": ["a.*.com"]}, {"modes": "block"}, "block",
+])
+def test_a_setting_the_firewall_cannot_take_is_refused_with_the_key(value: object) -> None:
+    with pytest.raises(SpecError, match=r"training-platform:dns-firewall\.dev"):
+        settings_for("dev", False, {"dev": value})
