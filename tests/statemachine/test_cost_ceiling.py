@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from compiler import state_machine as sm
+from compiler.errors import SpecError
 from compiler.overrides import OverridePolicy
 from compiler.spec import load_workloads
 from tests.statemachine import sagemaker_sync as sage
@@ -131,3 +132,28 @@ def test_the_state_machine_and_check_give_the_same_first_refusal(ceiling: Deploy
     run = ceiling.run(given, [sage.completes()])
     assert (run.status, run.error, run.fake.calls) == ("FAILED", "InvalidInput", [])
     assert ceiling.spec.policy.check(given)[0] == run.cause
+
+
+def test_a_heterogeneous_cluster_is_held_to_its_ceiling(aws, tmp_path: Path) -> None:
+    # 1 x ml.p4d.24xlarge (37.688) + 2 x ml.c5.4xlarge (0.816): 39.32 USD per hour; 19.66 USD buys 1800 s
+    hetero = {
+        "name": "sm-ceiling-groups", **PYTORCH, "max_run": 3600, "checkpoints": True, "max_run_cost_usd": 19.66,
+        "instance_groups": [
+            {"instance_group_name": "gpu", "instance_type": "ml.p4d.24xlarge", "instance_count": 1},
+            {"instance_group_name": "cpu", "instance_type": "ml.c5.4xlarge", "instance_count": 2}],
+        "distribution": {"torch_distributed": {"enabled": True}, "instance_groups": ["gpu"]},
+        "capacity_retry": {"max_attempts": 2, "wait_seconds": 60},
+    }
+    project = write_project(tmp_path, {"sm-ceiling-groups": hetero})
+    envs = project.environments()
+    with pytest.raises(SpecError, match=r"raise max_run_cost_usd to at least 39\.32 or lower max_run to 1800"):
+        load_workloads(project, envs)
+    hetero["max_run"] = 1800
+    project = write_project(tmp_path, {"sm-ceiling-groups": hetero})
+    workload = load_workloads(project, envs).by_environment["dev"]["sm-ceiling-groups"]
+    d = Deployed(sm.spec_for(workload, envs["dev"]))
+    assert dict(d.spec.policy.budgets) == {3: 1800}
+    script = [sage.Outcome("fail", reason=CAPACITY, billable_seconds=1000, training_seconds=1000), sage.completes()]
+    run = d.run({}, script)
+    assert run.status == "SUCCEEDED", run.cause
+    assert runtimes(run) == [1800, 800]
