@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
+from compiler import catalog
 from trainctl.executions import (
     LOG_GROUP,
     RUNNING,
@@ -290,7 +291,8 @@ class Follower:
         if status == "SUCCEEDED":
             run = summary(described, events) or {}
             estimate = cost(run)
-            price = f", estimated ${estimate:.2f} at catalog list prices" if estimate is not None else ""
+            price = (f", estimated ${estimate:.2f} at catalog list prices ({catalog.PRICE_REGION})"
+                     if estimate is not None else "")
             self.note(f"run {name} SUCCEEDED: job {run.get('job_name', '?')} {run.get('status', '')} after "
                       f"{run.get('attempts', '?')} attempt(s){price}")
             if run.get("model_artifacts"):
