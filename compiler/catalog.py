@@ -27,6 +27,9 @@ class Accelerator(StrEnum):
 
 
 PRICES_AS_OF = "2026-11"
+# Every price is this region's, whatever region an environment is in: no offline source of per-region SageMaker
+# prices exists (botocore ships the Pricing API's model, not prices; the SageMaker SDK ships none), so every cost
+# the platform shows names this region (docs/state-machines.md, "Prices").
 PRICE_REGION = "us-east-1"
 
 # The sagemaker-training toolkit (`sagemaker_training/environment.py`) sets FI_PROVIDER=efa itself on these types,
