@@ -33,6 +33,7 @@ import yaml
 from compiler.describe import METADATA_KEY
 from compiler.project import Project
 from trainctl.common import project_of
+from trainctl.schedule_report import review_lines
 
 ACKNOWLEDGMENTS = "acknowledged-changes.yaml"
 CHANGES = ("replace", "delete", "export")  # what an acknowledgment may acknowledge
@@ -398,6 +399,8 @@ def render(base_ref: str, base: Assembly, head: Assembly, diffs: dict[str, dict[
                 "removed.", ""]
     for env in sorted(set(base.templates) | set(head.templates)):
         out += [f"### {env}", "", "#### Workloads", "", *workload_changes(env, base, head), "",
+                "#### Schedules and monthly budget", "",
+                *review_lines(base.templates.get(env, {}), head.templates.get(env, {})), "",
                 "#### Other resource changes", "", *other_changes(env, diffs.get(env, {})), "",
                 "#### Where each workload lives", ""]
         where = {name: s["stack"] for name, s in head.workloads(env).items()}

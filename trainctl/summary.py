@@ -14,12 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from compiler import catalog, strategies
+from compiler import catalog, cost_ceiling, strategies
 from compiler.describe import fallback_costs
+from compiler.environments import Environment
 from compiler.errors import SpecError
 from compiler.model import Workload
 from compiler.pipeline import compile_project
 from trainctl.common import project_of
+from trainctl.schedule_report import summary_lines
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,14 @@ def money(value: float | None) -> str:
     return "n/a" if value is None else f"{value:,.2f}"
 
 
+def _ceiling(w: Workload) -> str:
+    """The per-run cost ceiling and the spec's own worst case (max_run x count x the highest price of its types)."""
+    if w.max_run_cost_usd is None:
+        return ""
+    return (f"<br>ceiling {money(w.max_run_cost_usd)}/run, worst case {money(float(cost_ceiling.worst_case(w)))} "
+            f"({catalog.PRICE_REGION} prices)")
+
+
 def workload_rows(names: list[str], workloads: dict[str, Workload], stacks: dict[str, str]) -> list[str]:
     rows = ["| Workload | Stack | Instances | GPUs | Strategy | EFA | Inputs | Est. $/hour |",
             "|---|---|---|---|---|---|---|---|"]
@@ -98,12 +108,14 @@ def workload_rows(names: list[str], workloads: dict[str, Workload], stacks: dict
         gpus = sum(g.instance.accelerators * g.instance_count for g in w.compute.groups)
         fallbacks = "".join(f"<br>fallback {t}: {money(c)}" for t, c in fallback_costs(w).items())
         rows.append(f"| {name} | {stacks.get(name, '')} | {shape} | {gpus} | {strategies.launch_plan(w).name} "
-                    f"| {'on' if instance.has_efa else 'off'} | {_inputs(w)} | {money(hourly)}{fallbacks} |")
+                    f"| {'on' if instance.has_efa else 'off'} | {_inputs(w)} | {money(hourly)}{fallbacks}"
+                    f"{_ceiling(w)} |")
     rows.append(f"| **all at once** | | | | | | | **{money(total)}** |")
     return rows
 
 
-def render_summary(outdir: Path, workloads: dict[str, dict[str, Workload]], warnings: Sequence[str] = ()) -> str:
+def render_summary(outdir: Path, workloads: dict[str, dict[str, Workload]], warnings: Sequence[str] = (),
+                   environments: dict[str, Environment] | None = None) -> str:
     envs = read_assembly(outdir)
     if not envs:
         raise SpecError([])
@@ -113,7 +125,10 @@ def render_summary(outdir: Path, workloads: dict[str, dict[str, Workload]], warn
         names = sorted(where)
         resources = sum(s.resources for s in stacks)
         largest = max(stacks, key=lambda s: s.template_bytes)
-        out += [f"### {env}", "", *workload_rows(names, workloads.get(env, {}), where), "",
+        out += [f"### {env}", "", *workload_rows(names, workloads.get(env, {}), where), ""]
+        if environments and env in environments:  # schedules and the monthly budget (issue 25)
+            out += summary_lines(workloads.get(env, {}).values(), environments[env])
+        out += [
                 f"{len(stacks)} stacks, {resources} resources; largest template {largest.name} "
                 f"({largest.template_bytes / 1024:.0f} KiB of CloudFormation's 1 MiB), most resources "
                 f"{max(s.resources for s in stacks)} (limit 500).", "",
@@ -136,7 +151,7 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     compiled = compile_project(project)  # the pipeline synth ran: the same workloads and warnings
     try:
-        print(render_summary(outdir, compiled.loaded.by_environment, compiled.warnings))
+        print(render_summary(outdir, compiled.loaded.by_environment, compiled.warnings, compiled.environments))
     except SpecError:
         print(f"{outdir} holds no environment assembly (assembly-<env>/): was it synthesized by app.py?")
         return 2

@@ -120,3 +120,18 @@ def test_budgets_may_publish_to_the_topic_and_use_its_key_for_this_accounts_budg
     (use,) = [s for s in key["Properties"]["KeyPolicy"]["Statement"] if s.get("Sid") == "BudgetNotifications"]
     assert use["Principal"] == {"Service": "budgets.amazonaws.com"}
     assert use["Condition"]["StringEquals"] == {"aws:SourceAccount": ACCOUNT}
+
+
+def test_the_shipped_schedule_and_budget_deploy_to_dev_only(synthesized_app: Any) -> None:
+    """gpt-finetune-single is scheduled in dev only, and only dev's cdk.json entry has monthly_budget_usd."""
+    def of(env: str, kind: str) -> list[tuple[str, dict[str, Any]]]:
+        return [(stack, r) for stack, t in synthesized_app.templates[env].items()
+                for r in t["Resources"].values() if r["Type"] == kind]
+
+    ((stack, schedule),) = of("dev", "AWS::Scheduler::Schedule")
+    assert schedule["Properties"]["Name"] == "dev-gpt-finetune-single"
+    assert stack == synthesized_app.platform.workload_stacks["dev"].stack_of()["gpt-finetune-single"]
+    assert json.loads(schedule["Properties"]["Target"]["Input"]) == {"hyperparameters": {"max_steps": 500}}
+    ((stack, budget),) = of("dev", "AWS::Budgets::Budget")
+    assert stack == "Runs" and budget["Properties"]["Budget"]["BudgetLimit"] == {"Amount": 2000, "Unit": "USD"}
+    assert of("prod", "AWS::Scheduler::Schedule") == [] and of("prod", "AWS::Budgets::Budget") == []
