@@ -67,7 +67,8 @@ class DnsFirewallSettings:
 
 def settings_for(env_name: str, production: bool, context: Mapping[str, Any] | None) -> DnsFirewallSettings:
     """The environment's settings from cdk.json's `training-platform:dns-firewall` (by environment name); default:
-    block in production, alert elsewhere, no query logging. Raises SpecError naming the key and the fix."""
+    block in production, alert elsewhere; query logging where it alerts. Raises SpecError naming the key and the
+    fix."""
     default = "block" if production else "alert"
     raw = (context or {}).get(env_name, {})
     where = f"{CONTEXT_KEY}.{env_name}"
@@ -77,7 +78,7 @@ def settings_for(env_name: str, production: bool, context: Mapping[str, Any] | N
     mode = raw.get("mode", default)
     if mode not in MODES:
         _refuse(f"{where}.mode", f"{mode!r}; use one of {', '.join(MODES)}")
-    logging = raw.get("query_logging", False)
+    logging = raw.get("query_logging", mode == "alert")  # what ALERT lets through is read in the query logs
     if not isinstance(logging, bool):
         _refuse(f"{where}.query_logging", f"{logging!r}; use true or false")
     allow = raw.get("allow", [])

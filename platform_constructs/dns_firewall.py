@@ -53,8 +53,10 @@ class TrainingDnsFirewall(Construct):
 
     def _log_queries(self, vpc: ec2.IVpc, name: str, key: kms.IKey, retention: logs.RetentionDays,
                      removal_policy: cdk.RemovalPolicy) -> None:
-        group = logs.LogGroup(self, "QueryLogs", encryption_key=key, retention=retention,
-                              removal_policy=removal_policy)
+        # Under /aws/vendedlogs/: CloudWatch Logs' resource policy for log delivery then names the prefix, not each
+        # group, and stays under its size limit (CloudWatch Logs user guide, "Enabling logging from AWS services").
+        group = logs.LogGroup(self, "QueryLogs", log_group_name=f"/aws/vendedlogs/route53resolver/{name}-queries",
+                              encryption_key=key, retention=retention, removal_policy=removal_policy)
         self.query_log_group = group
         # The group's ARN without the ":*" of its Arn attribute: Resolver takes the group itself.
         arn = cdk.Stack.of(self).format_arn(service="logs", resource="log-group", resource_name=group.log_group_name,

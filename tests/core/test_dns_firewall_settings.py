@@ -34,10 +34,12 @@ def test_reverse_lookups_only_of_private_ranges() -> None:
     assert "*.in-addr.arpa" not in reverse
 
 
-@pytest.mark.parametrize(("production", "mode"), [(True, "block"), (False, "alert")])
-def test_default_blocks_in_production_and_alerts_elsewhere(production: bool, mode: str) -> None:
+@pytest.mark.parametrize(("production", "mode", "logging"), [(True, "block", False), (False, "alert", True)])
+def test_default_blocks_in_production_and_alerts_with_query_logs_elsewhere(production: bool, mode: str,
+                                                                           logging: bool) -> None:
     settings = settings_for("x", production, None)
-    assert (settings.mode, settings.query_logging, settings.allow) == (mode, False, ())
+    assert (settings.mode, settings.query_logging, settings.allow) == (mode, logging, ())
+    assert settings_for("x", production, {"x": {"mode": "alert", "query_logging": False}}).query_logging is False
 
 
 def test_an_environment_may_turn_it_off_log_queries_and_allow_more() -> None:

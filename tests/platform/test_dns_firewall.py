@@ -66,9 +66,20 @@ def test_the_allowlist_names_the_environments_region(synth: Synth, env: str) -> 
         "s3.amazonaws.com", "*.s3.amazonaws.com", "sts.amazonaws.com") for n in allowed)
 
 
-@pytest.mark.parametrize("env", ENVS)
-def test_no_query_logging_unless_asked(synth: Synth, env: str) -> None:
-    assert of_type(synth, env, "AWS::Route53Resolver::ResolverQueryLoggingConfig") == {}
+def test_queries_are_logged_where_the_firewall_alerts(synth: Synth) -> None:
+    assert of_type(synth, "prod", "AWS::Route53Resolver::ResolverQueryLoggingConfig") == {}
+    _, config = one(of_type(synth, "dev", "AWS::Route53Resolver::ResolverQueryLoggingConfig"))
+    _, association = one(of_type(synth, "dev", "AWS::Route53Resolver::ResolverQueryLoggingConfigAssociation"))
+    vpc_id, _ = one(of_type(synth, "dev", "AWS::EC2::VPC"))
+    assert association["ResourceId"] == {"Ref": vpc_id}
+    groups = of_type(synth, "dev", "AWS::Logs::LogGroup")
+    ((group_id, group),) = [(k, g["Properties"]) for k, g in groups.items()
+                            if g["Properties"].get("LogGroupName") == "/aws/vendedlogs/route53resolver/training-dev-queries"]
+    assert "KmsKeyId" in group and group["RetentionInDays"] == 30
+    settings = synth.stages["dev"].settings
+    # The group's own ARN (Resolver's DestinationArn), not its Arn attribute, which ends in ":*".
+    assert config["DestinationArn"] == {"Fn::Join": ["", [
+        f"arn:aws:logs:{settings.region}:{settings.account}:log-group:", {"Ref": group_id}]]}
 
 
 def test_query_logging_writes_to_a_keyed_retained_group_of_the_vpc() -> None:
@@ -89,6 +100,7 @@ def test_query_logging_writes_to_a_keyed_retained_group_of_the_vpc() -> None:
     (group_id,) = [k for k, r in template["Resources"].items() if r["Type"] == "AWS::Logs::LogGroup"]
     group = template["Resources"][group_id]["Properties"]
     assert "KmsKeyId" in group and group["RetentionInDays"] == 30
+    assert group["LogGroupName"] == "/aws/vendedlogs/route53resolver/training-x-queries"
     (config,) = [r["Properties"] for r in template["Resources"].values()
                  if r["Type"] == "AWS::Route53Resolver::ResolverQueryLoggingConfig"]
     assert ":log-group:" in str(config["DestinationArn"]) and ":*" not in str(config["DestinationArn"])
