@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from compiler import catalog, strategies
+from compiler import catalog, cost_ceiling, strategies
 from compiler.describe import fallback_costs
 from compiler.environments import Environment
 from compiler.errors import SpecError
@@ -84,6 +84,14 @@ def money(value: float | None) -> str:
     return "n/a" if value is None else f"{value:,.2f}"
 
 
+def _ceiling(w: Workload) -> str:
+    """The per-run cost ceiling and the spec's own worst case (max_run x count x the highest price of its types)."""
+    if w.max_run_cost_usd is None:
+        return ""
+    return (f"<br>ceiling {money(w.max_run_cost_usd)}/run, worst case {money(float(cost_ceiling.worst_case(w)))} "
+            f"({catalog.PRICE_REGION} prices)")
+
+
 def workload_rows(names: list[str], workloads: dict[str, Workload], stacks: dict[str, str]) -> list[str]:
     rows = ["| Workload | Stack | Instances | GPUs | Strategy | EFA | Inputs | Est. $/hour |",
             "|---|---|---|---|---|---|---|---|"]
@@ -100,7 +108,8 @@ def workload_rows(names: list[str], workloads: dict[str, Workload], stacks: dict
         gpus = sum(g.instance.accelerators * g.instance_count for g in w.compute.groups)
         fallbacks = "".join(f"<br>fallback {t}: {money(c)}" for t, c in fallback_costs(w).items())
         rows.append(f"| {name} | {stacks.get(name, '')} | {shape} | {gpus} | {strategies.launch_plan(w).name} "
-                    f"| {'on' if instance.has_efa else 'off'} | {_inputs(w)} | {money(hourly)}{fallbacks} |")
+                    f"| {'on' if instance.has_efa else 'off'} | {_inputs(w)} | {money(hourly)}{fallbacks}"
+                    f"{_ceiling(w)} |")
     rows.append(f"| **all at once** | | | | | | | **{money(total)}** |")
     return rows
 

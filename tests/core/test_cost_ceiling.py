@@ -54,3 +54,13 @@ def test_the_policy_refuses_counts_whose_budget_is_below_max_run(make) -> None:
 def test_no_ceiling_no_budgets(make) -> None:
     policy = OverridePolicy.of(make())
     assert (policy.cost_ceiling_usd, dict(policy.budgets)) == (None, {})
+
+
+def test_the_summary_line_shows_the_ceiling_and_the_worst_case(make) -> None:
+    from trainctl.summary import workload_rows
+
+    # 2 x ml.p4d.24xlarge at 37.688 USD per instance-hour = 75.376 per hour; 86400 s: 1809.024 USD
+    [_, _, row, _] = workload_rows(["demo"], {"demo": make(max_run_cost_usd=2000)}, {"demo": "Workloads07"})
+    assert row.endswith("| 75.38<br>ceiling 2,000.00/run, worst case 1,809.02 (us-east-1 prices) |")
+    [_, _, plain, _] = workload_rows(["demo"], {"demo": make()}, {"demo": "Workloads07"})
+    assert plain.endswith("| 75.38 |")
