@@ -19,6 +19,7 @@ GRANT = "Grant run time"
 WITHIN = "Within cost ceiling?"
 SHORTEN = "Shorten to budget"
 SPENT = "Cost ceiling spent"
+UNCOUNT = "Not relaunched"
 STATUS = "CostCeilingReached"
 ERROR = "CostCeilingReached"
 
@@ -47,7 +48,8 @@ def grant_states(policy: OverridePolicy, train: str, job_defaults: Mapping[str, 
     """Before each attempt: its MaxRuntimeInSeconds (`$.grant.seconds`), or the end of the run when none is left."""
     reason = (f"max_run_cost_usd {policy.cost_ceiling_usd:g} USD: the billable time of the attempts so far spent the "
               "run time it buys, so the run was not relaunched")
-    job = {k: v for k, v in job_defaults.items() if k not in ("TrainingJobName", "TrainingJobStatus", "FailureReason")}
+    # The last job that ran (its name, ARN and times), with the run's reason to end
+    job = {f"{k}.$": f"$.job.v.{k}" for k in job_defaults if k not in ("TrainingJobStatus", "FailureReason")}
     return {
         GRANT: {"Type": "Pass", "Parameters": {"seconds.$": "$.config.max_run"}, "ResultPath": "$.grant",
                 "Next": WITHIN},
@@ -60,7 +62,10 @@ def grant_states(policy: OverridePolicy, train: str, job_defaults: Mapping[str, 
         SHORTEN: {"Type": "Pass", "Comment": "Only the run time the ceiling still buys.",
                   "Parameters": {"seconds.$": "$.run.budget"}, "ResultPath": "$.grant", "Next": train},
         SPENT: {"Type": "Pass",
-                "Parameters": {"v": {**job, "TrainingJobName.$": "$.launch.name", "TrainingJobStatus": STATUS,
-                                     "FailureReason": reason}},
-                "ResultPath": "$.job", "Next": summarize},
+                "Parameters": {"v": {**job, "TrainingJobStatus": STATUS, "FailureReason": reason}},
+                "ResultPath": "$.job", "Next": UNCOUNT},
+        UNCOUNT: {"Type": "Pass", "Comment": "The relaunch never started: the run made one attempt fewer.",
+                  "Parameters": {"id.$": "$.run.id", "tag.$": "$.run.tag", "throttle.$": "$.run.throttle",
+                                 "budget.$": "$.run.budget", "attempt.$": "States.MathAdd($.run.attempt, -1)"},
+                  "ResultPath": "$.run", "Next": summarize},
     }

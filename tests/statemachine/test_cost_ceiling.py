@@ -80,7 +80,7 @@ def test_relaunches_get_only_the_run_time_left_and_the_run_stops_when_it_is_spen
     assert (run.status, run.error) == ("FAILED", "CostCeilingReached")
     assert runtimes(run) == [3600, 2400]
     assert [c["ResourceConfig"]["InstanceType"] for c in run.fake.calls] == ["ml.g5.2xlarge", "ml.g5.4xlarge"]
-    assert "CostCeilingReached after 3 attempt(s): max_run_cost_usd 3.045 USD" in (run.cause or "")
+    assert "CostCeilingReached after 2 attempt(s): max_run_cost_usd 3.045 USD" in (run.cause or "")
     # otherwise each request is the compiled one
     tag = f"{ceiling.arn.replace(':stateMachine:', ':execution:')}:{run.name}"
     for call, seconds in zip(run.fake.calls, (3600, 2400), strict=True):
@@ -88,7 +88,8 @@ def test_relaunches_get_only_the_run_time_left_and_the_run_stops_when_it_is_spen
         expected["StoppingCondition"]["MaxRuntimeInSeconds"] = seconds
         assert call == expected
     [note] = run.notifications
-    assert (note["status"], note["budget_left_seconds"]) == ("CostCeilingReached", 0)
+    assert (note["status"], note["budget_left_seconds"], note["attempts"]) == ("CostCeilingReached", 0, 2)
+    assert (note["job_name"], note["billable_seconds"]) == (run.fake.calls[1]["TrainingJobName"], 2400)  # the last job
 
 
 def test_a_relaunch_with_some_budget_left_is_shortened_to_it(ceiling: Deployed) -> None:
