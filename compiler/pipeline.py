@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -176,9 +177,11 @@ def compile_project(project: Project, *, directory: Path | None = None) -> Compi
     bundles = _Bundles(project.root)
     for env in envs.values():
         results = [compile_workload(w, env, images, bundles) for w in loaded.workloads(env.name)]
+        loaded.warnings.extend(schedules.budget_warnings(env, loaded.workloads(env.name), date.today()))
         compiled.by_environment[env.name] = [result for result, _ in results]
         problems += [p for _, found in results for p in found]
-        problems += layout_problems(env, {c.name: c.definition for c in compiled.by_environment[env.name]})
+        problems += layout_problems(env, {c.name: c.definition for c in compiled.by_environment[env.name]},
+                                    schedules.layout_bytes(loaded.workloads(env.name), env.name))
     if problems:
         raise SpecError(_once(problems))
     return compiled

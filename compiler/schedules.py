@@ -20,12 +20,13 @@ import json
 import math
 import re
 import zoneinfo
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
 
 from compiler import catalog
+from compiler.environments import Environment
 from compiler.errors import Problem
 from compiler.model import Schedule, Workload
 from compiler.overrides import OverridePolicy
@@ -506,3 +507,31 @@ def environment_problems(base: Mapping[str, Workload], deployed: Mapping[str, Ma
             problems.append(Problem(workload.source, f"{KEY}.environments", f"{env!r} {known}; it deploys to "
                                     f"{', '.join(where) or 'none'}"))
     return problems
+
+
+def budget_warnings(env: Environment, workloads: Iterable[Workload], start: date) -> list[str]:
+    """A warning when the environment's schedules may cost more a month than its monthly budget (worst case)."""
+    if env.monthly_budget_usd is None:
+        return []
+    projections = [project(w, start) for w in workloads if w.schedule is not None and w.schedule.applies_to(env.name)]
+    total = round(sum(p.cost_per_month or 0.0 for p in projections if p is not None), 2)
+    if total <= env.monthly_budget_usd:
+        return []
+    return [f"cdk.json: {env.name}.monthly_budget_usd: the schedules of {env.name} may cost up to ${total:,.2f} a month "
+            f"(every run lasting max_run, at list prices), more than the budget of ${env.monthly_budget_usd:,.2f}; "
+            "raise the budget, or run less often or shorter"]
+
+
+SCHEDULE_TEMPLATE_BYTES = 3_000  # the schedule, its role and policy as the template file holds them (about 2.6 KB)
+
+
+def template_bytes(schedule: Schedule) -> int:
+    """What a schedule adds to its workload stack's template: its resources, and its input three times over (the
+    target's escaped JSON string and the metadata's indented copy)."""
+    return SCHEDULE_TEMPLATE_BYTES + 3 * len(json.dumps(dict(schedule.input)))
+
+
+def layout_bytes(workloads: Iterable[Workload], env: str) -> dict[str, int]:
+    """Per workload scheduled in `env`, the bytes its schedule adds to the shard (compiler/stack_layout.py)."""
+    return {w.name: template_bytes(w.schedule) for w in workloads
+            if w.schedule is not None and w.schedule.applies_to(env)}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from compiler.environments import Environment
 from compiler.errors import Problem
@@ -53,10 +53,15 @@ def shard_problem(env: Environment, index: int, workloads: int, template_bytes: 
         "(a change moves workloads between stacks: see docs/infrastructure-changes.md)"))
 
 
-def layout_problems(env: Environment, definitions: dict[str, str]) -> list[Problem]:
-    """Every shard of one environment that would be too large, given each workload's state-machine definition."""
+def layout_problems(env: Environment, definitions: dict[str, str], extra: Mapping[str, int] | None = None) -> list[Problem]:
+    """Every shard of one environment that would be too large, given each workload's state-machine definition and
+    the bytes of what else it adds (`extra`: its schedule, compiler/schedules.py)."""
     shards: dict[int, list[str]] = {}
+    added: dict[int, int] = {}
     for name, definition in definitions.items():
-        shards.setdefault(shard_of(name, env.workload_shards), []).append(definition)
-    found = (shard_problem(env, index, len(texts), shard_template_bytes(texts)) for index, texts in sorted(shards.items()))
+        index = shard_of(name, env.workload_shards)
+        shards.setdefault(index, []).append(definition)
+        added[index] = added.get(index, 0) + (extra or {}).get(name, 0)
+    found = (shard_problem(env, index, len(texts), shard_template_bytes(texts) + added[index])
+             for index, texts in sorted(shards.items()))
     return [problem for problem in found if problem is not None]

@@ -19,6 +19,7 @@ import aws_cdk as cdk
 import jsii
 from constructs import Construct, IValidation
 
+from compiler import schedules
 from compiler import state_machine as sm
 from compiler.errors import Problem, SpecError
 from compiler.model import Code
@@ -103,7 +104,8 @@ class WorkloadsStack(cdk.Stack):
                                  state_machine_arn=construct.state_machine_arn).node.add_dependency(construct.state_machine)
             self.workloads[workload.name] = construct
             definitions.append(text)
-        self.template_bytes = shard_template_bytes(definitions)
+        self.template_bytes = shard_template_bytes(definitions) + sum(
+            schedules.layout_bytes([c.workload for c in workloads], env.name).values())
         problem = shard_problem(env, index, len(workloads), self.template_bytes)
         if problem is not None:  # `validate` says the same, before any construct exists
             raise SpecError(problem)

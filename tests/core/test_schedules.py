@@ -9,6 +9,7 @@ must use ? in the other"; "'3#1,6#3' is invalid"; ScheduleExpression 256 and Sch
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, date, datetime
 
 import pytest
@@ -160,3 +161,26 @@ def test_schedule_environments_must_be_ones_the_workload_deploys_to(make) -> Non
         ("schedule.environments", "'qa' is not an environment of cdk.json; it deploys to dev"),
     ]
     assert schedules.environment_problems({"demo": workload}, {"prod": {"demo": workload}, "qa": {"demo": 1}}) == []
+
+
+def test_schedules_that_may_cost_more_than_the_budget_are_warned_about(make, envs) -> None:
+    workload = make(schedule="rate(1 day)", max_run=3600)  # up to $2,336.66 a month (above)
+    over = dataclasses.replace(envs["dev"], monthly_budget_usd=2336.65)
+    (warning,) = schedules.budget_warnings(over, [workload], date(2027, 1, 1))
+    assert warning.startswith("cdk.json: dev.monthly_budget_usd: the schedules of dev may cost up to $2,336.66 a month")
+    assert schedules.budget_warnings(dataclasses.replace(over, monthly_budget_usd=2336.66), [workload],
+                                     date(2027, 1, 1)) == []
+    assert schedules.budget_warnings(dataclasses.replace(over, monthly_budget_usd=None), [workload],
+                                     date(2027, 1, 1)) == []
+
+
+def test_a_schedule_counts_in_its_shards_size_estimate(make, envs) -> None:
+    from compiler.stack_layout import layout_problems
+
+    scheduled = make(schedule={"expression": "rate(1 day)", "input": {"hyperparameters": {"epochs": 1}}})
+    assert schedules.template_bytes(scheduled.schedule) == 3000 + 3 * len('{"hyperparameters": {"epochs": 1}}')
+    assert schedules.layout_bytes([scheduled, make()], "dev") == {"demo": 3102}
+    small = dataclasses.replace(envs["dev"], workload_shards=1)
+    assert layout_problems(small, {"demo": "x" * 780_000}) == []
+    (problem,) = layout_problems(small, {"demo": "x" * 780_000}, {"demo": 3102})
+    assert problem.field == "dev.workload_shards"
