@@ -40,7 +40,7 @@ def provider_functions_log_to_own_groups(stack: cdk.Stack, *, key: kms.IKey, ret
                                    "Sid": "WriteLogs", "Effect": "Allow",
                                    "Action": ["logs:CreateLogStream", "logs:PutLogEvents"],
                                    "Resource": group.log_group_arn}]})
-        handler.add_dependency(policy)
+        handler.node.add_dependency(policy)
         groups.append(group)
     return groups
 

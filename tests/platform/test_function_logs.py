@@ -58,9 +58,10 @@ def test_the_provider_functions_write_streams_to_their_own_group_only(synthesize
             if "CustomResourceProviderHandler" not in logical_id:
                 continue
             role = function["Properties"]["Role"]["Fn::GetAtt"][0]
-            (policy,) = [r["Properties"] for r in resources.values() if r["Type"] == "AWS::IAM::Policy"
-                         and {"Ref": role} in r["Properties"]["Roles"]
-                         and r["Properties"]["PolicyName"] == "WriteOwnLogs"]
+            ((policy_id, policy),) = [(k, r["Properties"]) for k, r in resources.items()
+                                      if r["Type"] == "AWS::IAM::Policy" and {"Ref": role} in r["Properties"]["Roles"]
+                                      and r["Properties"]["PolicyName"] == "WriteOwnLogs"]
+            assert policy_id in function.get("DependsOn", []), f"{stack}/{logical_id} may start before it may log"
             (statement,) = policy["PolicyDocument"]["Statement"]
             assert statement["Action"] == ["logs:CreateLogStream", "logs:PutLogEvents"]
             assert statement["Resource"] == {"Fn::GetAtt": [function["Properties"]["LoggingConfig"]["LogGroup"]["Ref"],
