@@ -4,7 +4,6 @@ a workload without a distribution runs as one process, as SageMaker starts one p
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,14 +26,18 @@ SPEC = {"name": "strict", "framework": "pytorch", "framework_version": "2.3.0", 
 
 
 @pytest.fixture
-def strict_spec(tmp_path: Path) -> Iterator[Path]:
-    """A spec for the strict script, inside the project (run-local takes specs from the repository only)."""
-    folder = ROOT / "build" / "test-specs" / f"run-local-{tmp_path.name}"
-    (folder / "code").mkdir(parents=True, exist_ok=True)
-    (folder / "code" / "train.py").write_text(STRICT)
-    (folder / "strict.yaml").write_text(yaml.safe_dump(SPEC))
-    yield folder / "strict.yaml"
-    shutil.rmtree(folder, ignore_errors=True)
+def strict_spec(tmp_path: Path) -> Path:
+    """A spec for the strict script in a project of its own (cdk.json, the cached zones, the image's Dockerfile).
+    It is no git work tree, so its code ships whole (with a NotInGitWarning): inside this repository an untracked
+    script would be refused, as the bundle ships only what git tracks."""
+    project = tmp_path / "project"
+    for name in ("cdk.json", "cdk.context.json", "training/Dockerfile"):
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / name, project / name)
+    (project / "workloads" / "code").mkdir(parents=True)
+    (project / "workloads" / "code" / "train.py").write_text(STRICT)
+    (project / "workloads" / "strict.yaml").write_text(yaml.safe_dump(SPEC))
+    return project / "workloads" / "strict.yaml"
 
 
 @pytest.fixture(autouse=True)
@@ -42,13 +45,15 @@ def cpu_only(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(local, "_local_gpus", lambda: 0)
 
 
-def prepared(*argv: str) -> tuple[list[str], list[str]]:
-    command, _env, _out, notes = local.prepare(build_parser().parse_args(["run-local", *argv]))
+def prepared(*argv: str, project: Path = ROOT) -> tuple[list[str], list[str]]:
+    args = build_parser().parse_args(["--project-dir", str(project), "run-local", *argv])
+    command, _env, _out, notes = local.prepare(args)
     return command, notes
 
 
 def test_smoke_leaves_another_script_its_own_arguments(strict_spec: Path, tmp_path: Path) -> None:
-    command, notes = prepared(str(strict_spec), "--smoke", "--output", str(tmp_path / "run"))
+    command, notes = prepared(str(strict_spec), "--smoke", "--output", str(tmp_path / "run"),
+                              project=strict_spec.parents[1])
     assert command[command.index("train.py") + 1:] == ["--epochs", "1"]
     assert "--smoke shrinks only the shipped GPT trainer (training/train.py); this entry point gets its own " \
         "hyperparameters (shrink them with -p KEY=VALUE)" in notes
@@ -72,7 +77,8 @@ def test_processes_follow_what_sagemaker_starts(workload: str, nproc: str, tmp_p
 
 
 def test_more_processes_than_sagemaker_starts_is_a_note(strict_spec: Path, tmp_path: Path) -> None:
-    command, notes = prepared(str(strict_spec), "--nproc", "2", "--output", str(tmp_path / "run"))
+    command, notes = prepared(str(strict_spec), "--nproc", "2", "--output", str(tmp_path / "run"),
+                              project=strict_spec.parents[1])
     assert command[command.index("--nproc_per_node") + 1] == "2"
     assert "SageMaker starts one process per host for this workload (no distribution); running 2" in notes
 
