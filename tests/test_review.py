@@ -175,3 +175,41 @@ def test_an_export_changed_while_imported_blocks_and_one_kept_or_unused_does_not
     assert (blocked.what, blocked.importers) == ("changed", ("Workloads18",))
     assert review.blocked_exports(base, kept) == []  # the unused export may go; the used one stays as it was
     assert review.render("abc", base, kept, {}, [], [])[1] == 0
+
+
+def _policy(*actions: str) -> dict[str, Any]:
+    return {"Type": "AWS::IAM::Policy", "Properties": {"PolicyName": "p", "Roles": [{"Ref": "Role"}],
+            "PolicyDocument": {"Version": "2012-10-17", "Statement": [
+                {"Effect": "Allow", "Action": list(actions), "Resource": "arn:aws:s3:::data/*"}]}}}
+
+
+def test_permission_changes_list_each_statement_and_rule_added_or_removed() -> None:
+    """What issue 24 asked for: a change that widens permissions shows the statements, not 'see the template diff'."""
+    role = {"Type": "AWS::IAM::Role", "Properties": {"AssumeRolePolicyDocument": {"Statement": [
+        {"Effect": "Allow", "Action": "sts:AssumeRole", "Principal": {"Service": "sagemaker.amazonaws.com"}}]}}}
+    group = {"Type": "AWS::EC2::SecurityGroup", "Properties": {"GroupDescription": "g", "VpcId": "vpc-1"}}
+    rule = {"Type": "AWS::EC2::SecurityGroupIngress", "Properties": {
+        "GroupId": {"Fn::GetAtt": ["Group", "GroupId"]}, "IpProtocol": "tcp", "FromPort": 988, "ToPort": 988,
+        "SourceSecurityGroupId": {"Fn::GetAtt": ["Group", "GroupId"]}, "Description": "Lustre"}}
+    base = review.Assembly({"dev": {"Access": {"Resources": {"Role": role, "Policy": _policy("s3:GetObject"),
+                                                             "Group": group}}}})
+    head = review.Assembly({"dev": {"Access": {"Resources": {"Role": role, "Group": group, "Rule": rule,
+                                                             "Policy": _policy("s3:GetObject", "s3:PutObject")}}}})
+    diffs = review.template_diffs(ROOT, base, head)
+    lines = review.permission_changes(diffs["dev"])
+    statements = lines[lines.index("IAM statements (+ added, - removed):") + 2:]
+    assert statements[0] == "| Stack |  | Resource | Effect | Action | Principal | Condition |"
+    added = [row for row in statements if row.startswith("| Access | + |")]
+    removed = [row for row in statements if row.startswith("| Access | - |")]
+    assert any("s3:GetObject<br>s3:PutObject" in row for row in added), statements
+    assert any("s3:GetObject |" in row and "PutObject" not in row for row in removed), statements
+    assert "Security group rules (+ added, - removed):" in lines
+    rules = lines[lines.index("Security group rules (+ added, - removed):") + 2:]
+    assert any(row.startswith("| Access | + |") and "988" in row for row in rules), rules
+    report, _ = review.render("abc", base, head, diffs, [], [])
+    assert "see the template diff" not in report and "#### Permission changes" in report
+
+
+def test_no_permission_change_says_so() -> None:
+    assert review.permission_changes({"Access": {"resources": [], "iamStatements": []}}) == [
+        "No IAM statement, managed policy attachment or security group rule changes.", ""]

@@ -5,8 +5,9 @@ working tree, both offline (no credentials: `app.py` reads the cached lookups), 
 with the CDK's own diff engine (`@aws-cdk/cloudformation-diff`, through `template_diff.js`), which knows which
 property changes replace a resource. The report lists, per environment: stateful resources replaced or removed
 first and loud; workloads added, changed or removed (from the workload summary each state machine carries in its
-template metadata) with their cost per hour before and after; every other resource change; the validation and
-cdk-nag findings; and which stack holds which workload.
+template metadata) with their cost per hour before and after; every other resource change; the IAM statements,
+managed-policy attachments and security group rules added or removed; the validation and cdk-nag findings; and
+which stack holds which workload.
 
 Exit status: 0, or 1 when a stateful resource (file system, bucket, key, repository, log group, VPC, subnet, ...)
 would be replaced or removed and `acknowledged-changes.yaml` does not acknowledge it, or when an export another stack
@@ -290,8 +291,40 @@ def other_changes(env: str, stacks: Mapping[str, Any]) -> list[str]:
             rows.append(f"| {stack} | {change['id']} | {change['type']} | {words.get(change['impact'], change['impact'])} "
                         f"| {props} |")
         if diff.get("permissionsBroadened"):
-            rows.append(f"| {stack} | (IAM) | | **permissions broadened** | see the template diff |")
+            rows.append(f"| {stack} | (IAM) | | **permissions broadened** | see the permission changes below |")
     return rows if len(rows) > 2 else ["No other resource changes."]
+
+
+def _cell(text: Any) -> str:
+    """A table cell of the diff engine's summary as Markdown: its line breaks as <br>, pipes escaped."""
+    return str(text).strip().replace("|", "\\|").replace("\n", "<br>")
+
+
+def summary_tables(stacks: Mapping[str, Any], key: str) -> list[str]:
+    """One Markdown table of the diff engine's summary `key` (iamStatements, managedPolicies, securityGroupRules)
+    over every stack of an environment, with the stack as the first column; [] when nothing changed."""
+    header: list[str] | None = None
+    rows = []
+    for stack, diff in sorted(stacks.items()):
+        table = diff.get(key) or []
+        if len(table) < 2:
+            continue
+        header = header or ["Stack", "", *table[0][1:]]
+        rows += [f"| {stack} | {' | '.join(_cell(c) for c in row)} |" for row in table[1:]]
+    if header is None:
+        return []
+    return [f"| {' | '.join(header)} |", "|" + "---|" * len(header), *rows]
+
+
+def permission_changes(stacks: Mapping[str, Any]) -> list[str]:
+    """The IAM statements, managed-policy attachments and security group rules a change adds (+) or removes (-)."""
+    out = []
+    for key, title in (("iamStatements", "IAM statements"), ("managedPolicies", "Managed policy attachments"),
+                       ("securityGroupRules", "Security group rules")):
+        table = summary_tables(stacks, key)
+        if table:
+            out += [f"{title} (+ added, - removed):", "", *table, ""]
+    return out or ["No IAM statement, managed policy attachment or security group rule changes.", ""]
 
 
 def _loss_line(loss: Loss, base: Assembly) -> str:
@@ -402,6 +435,7 @@ def render(base_ref: str, base: Assembly, head: Assembly, diffs: dict[str, dict[
                 "#### Schedules and monthly budget", "",
                 *review_lines(base.templates.get(env, {}), head.templates.get(env, {})), "",
                 "#### Other resource changes", "", *other_changes(env, diffs.get(env, {})), "",
+                "#### Permission changes", "", *permission_changes(diffs.get(env, {})),
                 "#### Where each workload lives", ""]
         where = {name: s["stack"] for name, s in head.workloads(env).items()}
         out += [", ".join(f"{name}: {stack}" for name, stack in sorted(where.items())) or "no workloads", ""]

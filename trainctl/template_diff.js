@@ -3,7 +3,11 @@
 // package.json): the same engine `cdk diff` uses, which knows which property changes replace a resource.
 // Input on stdin: {"<stack>": {"old": <template or null>, "new": <template or null>}, ...}
 // Output on stdout: {"<stack>": {"resources": [{id, type, impact, properties: {name: impact}, other: [..]}],
-//                                "permissionsBroadened": bool, "securityGroupChanges": bool}, ...}
+//                                "permissionsBroadened": bool, "securityGroupChanges": bool,
+//                                "iamStatements": [[...], ...], "managedPolicies": [[...], ...],
+//                                "securityGroupRules": [[...], ...]}, ...}
+// The three tables are the engine's own summaries (the ones `cdk diff` prints): a header row, then one row per
+// statement, attachment or rule, its first cell "+" (added) or "-" (removed).
 "use strict";
 const { fullDiff } = require("@aws-cdk/cloudformation-diff");
 
@@ -26,6 +30,9 @@ function describe(diff) {
     resources,
     permissionsBroadened: diff.permissionsBroadened,
     securityGroupChanges: diff.securityGroupChanges.hasChanges,
+    iamStatements: diff.iamChanges.hasChanges ? diff.iamChanges.summarizeStatements() : [],
+    managedPolicies: diff.iamChanges.hasChanges ? diff.iamChanges.summarizeManagedPolicies() : [],
+    securityGroupRules: diff.securityGroupChanges.hasChanges ? diff.securityGroupChanges.summarize() : [],
   };
 }
 
