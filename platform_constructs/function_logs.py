@@ -14,8 +14,24 @@ import aws_cdk as cdk
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_logs as logs
+from constructs import Construct
 
 _PROVIDER_SUFFIX = "CustomResourceProvider"
+
+
+def role_and_logs(scope: Construct, *, description: str, key: kms.IKey | None, retention: logs.RetentionDays,
+                  removal_policy: cdk.RemovalPolicy) -> tuple[iam.Role, logs.LogGroup, iam.PolicyStatement]:
+    """For a function of our own: its role ("Role", assumable by Lambda for this account only), its log group
+    ("Logs", with the key and retention), and the statement that lets the role write there and nowhere else (it
+    creates no group, so Lambda never makes an unkeyed /aws/lambda/<name>). The caller puts the statement in a
+    policy of the role, beside what else the function needs."""
+    role = iam.Role(scope, "Role", description=description, assumed_by=iam.ServicePrincipal(
+        "lambda.amazonaws.com", conditions={"StringEquals": {"aws:SourceAccount": cdk.Stack.of(scope).account}}))
+    group = logs.LogGroup(scope, "Logs", encryption_key=key, retention=retention, removal_policy=removal_policy)
+    # The group's ARN attribute ends in ":*": its streams, which Lambda names at run time.
+    write = iam.PolicyStatement(sid="WriteLogs", actions=["logs:CreateLogStream", "logs:PutLogEvents"],
+                                resources=[group.log_group_arn])
+    return role, group, write
 
 
 def provider_functions_log_to_own_groups(stack: cdk.Stack, *, key: kms.IKey, retention: logs.RetentionDays,

@@ -164,32 +164,33 @@ def efa_self_rule_problems(security_group: ec2.ISecurityGroup) -> list[str]:
     ]
 
 
-def lustre_port_problems(job_group: ec2.ISecurityGroup, file_system_group: ec2.ISecurityGroup) -> list[str]:
-    """Jobs and the file system must reach each other on TCP 988 and 1018-1023, both ways."""
-    stack = cdk.Stack.of(job_group)
-    if cdk.Stack.of(file_system_group) is not stack:
-        return [
-            f"Keep the file-system security group {file_system_group.node.path} in the same stack as the job "
-            f"security group {job_group.node.path}, so the Lustre rules between them can be checked and kept "
-            "together (create both in the network construct)."
-        ]
-    job, fs = _key(stack, job_group.security_group_id), _key(stack, file_system_group.security_group_id)
-    rules = rules_in(stack)
-    needed = [
-        ("egress", job, fs, "jobs -> file system (egress of the job group)"),
-        ("ingress", fs, job, "file system <- jobs (ingress of the file-system group)"),
-        ("ingress", job, fs, "jobs <- file system (ingress of the job group)"),
-        ("ingress", fs, fs, "file system <- file system (ingress of the file-system group from itself)"),
-    ]
+def lustre_rule_problems(job_group: ec2.ISecurityGroup | None, file_system_group: ec2.ISecurityGroup) -> list[str]:
+    """Jobs and the file system reach each other on TCP 988 and 1018-1023, both ways, and so do the file servers.
+
+    The rules between a job group and the file system's group live in the job group's stack (remote rules), those
+    between file servers in the file system group's own stack: each is looked for where it lives.
+    """
+    fs_stack = cdk.Stack.of(file_system_group)
+    fs_self = _key(fs_stack, file_system_group.security_group_id)
+    needed = [(fs_stack, "ingress", fs_self, fs_self, "file system <- file system (ingress of the file-system group "
+               "from itself)")]
+    if job_group is not None:
+        stack = cdk.Stack.of(job_group)
+        job, fs = _key(stack, job_group.security_group_id), _key(stack, file_system_group.security_group_id)
+        needed = [(stack, "egress", job, fs, "jobs -> file system (egress of the job group)"),
+                  (stack, "ingress", fs, job, "file system <- jobs (ingress of the file-system group)"),
+                  (stack, "ingress", job, fs, "jobs <- file system (ingress of the job group)"),
+                  (stack, "egress", fs, job, "file system -> jobs (egress of the file-system group)"), *needed]
     problems = []
-    for direction, group, peer, label in needed:
-        ports = [p for low, high in LUSTRE_PORTS for p in range(low, high + 1)
-                 if not _allows(rules, direction, group, peer, p)]
-        if ports:
+    for stack, direction, group, peer, label in needed:
+        rules = rules_in(stack)
+        missing = [p for low, high in LUSTRE_PORTS for p in range(low, high + 1)
+                   if not _allows(rules, direction, group, peer, p)]
+        if missing:
             problems.append(
-                f"Lustre port(s) {_ranges(ports)} not allowed for {label}: FSx for Lustre needs TCP 988 and "
-                "1018-1023 between jobs and the file system, both ways. Add the rules (the network construct does "
-                "this when lustre=True) or use security groups CDK can modify."
+                f"Lustre port(s) {_ranges(missing)} not allowed for {label}: FSx for Lustre needs TCP 988 and "
+                "1018-1023 between jobs and the file system, both ways. Add the rules (the network construct's "
+                "job_security_group does this) or use security groups CDK can modify."
             )
     return problems
 

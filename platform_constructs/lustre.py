@@ -17,7 +17,6 @@ from constructs import Construct
 from compiler.environments import FsxSettings
 from platform_constructs import guards
 from platform_constructs.checkov import acknowledge_check
-from platform_constructs.network import lustre_rule_problems
 
 PERSISTENT_TYPES = ("PERSISTENT_1", "PERSISTENT_2")
 FSX_S3_ROLE = "aws-service-role/s3.data-source.lustre.fsx.amazonaws.com/AWSServiceRoleForFSxS3Access_*"
@@ -112,4 +111,4 @@ class TrainingFileSystem(Construct):
         ))
         # Each workload's job group checks its own rules with the file system (TrainingNetwork.job_security_group);
         # here the file servers' rules, and a job group passed in.
-        guards.add_guard(self, lambda: lustre_rule_problems(job_security_group, security_group))
+        guards.add_guard(self, lambda: guards.lustre_rule_problems(job_security_group, security_group))

@@ -15,7 +15,6 @@ workload never changes the network stack nor an export another stack still impor
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
 import aws_cdk as cdk
@@ -44,7 +43,8 @@ DEFAULT_INTERFACE_ENDPOINTS: dict[str, ec2.InterfaceVpcEndpointAwsService] = {
 # Amazon VPC User Guide, "Amazon VPC quotas": inbound or outbound rules per security group, 60 by default (adjustable).
 RULES_PER_GROUP = 60
 # FSx for Lustre User Guide, "File system access control with Amazon VPC": TCP 988 and 1018-1023.
-LUSTRE_PORTS = (ec2.Port.tcp(988), ec2.Port.tcp_range(1018, 1023))
+LUSTRE_PORTS = tuple(ec2.Port.tcp(low) if low == high else ec2.Port.tcp_range(low, high)
+                     for low, high in guards.LUSTRE_PORTS)  # the guards' ports, as rules
 
 
 class TrainingNetwork(Construct):
@@ -181,7 +181,7 @@ class TrainingNetwork(Construct):
                 fs_group.add_ingress_rule(group, port, f"Lustre from jobs of {workload}", remote_rule=True)
                 fs_group.add_egress_rule(group, port, f"Lustre to jobs of {workload}", remote_rule=True)
             self._count_rule("file system", len(LUSTRE_PORTS))
-            guards.add_guard(scope, lambda: lustre_rule_problems(group, fs_group))
+            guards.add_guard(scope, lambda: guards.lustre_rule_problems(group, fs_group))
         guards.add_guard(scope, lambda: guards.efa_self_rule_problems(group))
         return group
 
@@ -265,48 +265,3 @@ class TrainingNetwork(Construct):
             ec2.Peer.any_ipv4(), ec2.Port.tcp(443), "HTTPS to S3 for the data repository association (gateway route)",
         )
         return fs_group
-
-
-def _group_key(stack: cdk.Stack, group: ec2.ISecurityGroup) -> str:
-    return json.dumps(stack.resolve(group.security_group_id), sort_keys=True)
-
-
-def lustre_rule_problems(job_group: ec2.ISecurityGroup | None, file_system_group: ec2.ISecurityGroup) -> list[str]:
-    """Jobs and the file system reach each other on TCP 988 and 1018-1023, both ways, and so do the file servers.
-
-    The rules between a job group and the file system's group live in the job group's stack (remote rules), those
-    between file servers in the file system group's own stack: each is looked for where it lives.
-    """
-    fs_stack = cdk.Stack.of(file_system_group)
-    fs_self = _group_key(fs_stack, file_system_group)
-    needed = [(fs_stack, "ingress", fs_self, fs_self, "file system <- file system (ingress of the file-system group "
-               "from itself)")]
-    if job_group is not None:
-        stack = cdk.Stack.of(job_group)
-        job, fs = _group_key(stack, job_group), _group_key(stack, file_system_group)
-        needed = [(stack, "egress", job, fs, "jobs -> file system (egress of the job group)"),
-                  (stack, "ingress", fs, job, "file system <- jobs (ingress of the file-system group)"),
-                  (stack, "ingress", job, fs, "jobs <- file system (ingress of the job group)"),
-                  (stack, "egress", fs, job, "file system -> jobs (egress of the file-system group)"), *needed]
-    problems = []
-    for stack, direction, group, peer, label in needed:
-        rules = [r for r in guards.rules_in(stack) if (r.direction, r.group, r.peer) == (direction, group, peer)]
-        missing = [p for low, high in guards.LUSTRE_PORTS for p in range(low, high + 1)
-                   if not any(r.covers(p) for r in rules)]
-        if missing:
-            problems.append(
-                f"Lustre port(s) {_spans(missing)} not allowed for {label}: FSx for Lustre needs TCP 988 and "
-                "1018-1023 between jobs and the file system, both ways. Add the rules (the network construct's "
-                "job_security_group does this) or use security groups CDK can modify."
-            )
-    return problems
-
-
-def _spans(ports: list[int]) -> str:
-    spans: list[list[int]] = []
-    for port in ports:
-        if spans and port == spans[-1][1] + 1:
-            spans[-1][1] = port
-        else:
-            spans.append([port, port])
-    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)

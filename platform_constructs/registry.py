@@ -44,6 +44,7 @@ from constructs import Construct
 
 from compiler.tracked import docker_exclude, tracked_files, untracked_paths
 from platform_constructs.checkov import acknowledge_check
+from platform_constructs.function_logs import role_and_logs
 from platform_constructs.nag import acknowledge_required_wildcards
 
 # ECR API reference, ImageTagMutabilityExclusionFilter: filter is 1-128 characters of [0-9a-zA-Z._*-]; image tags are
@@ -164,22 +165,11 @@ class ImageCopier(Construct):
     def __init__(self, scope: Construct, construct_id: str, *, encryption_key: kms.IKey,
                  log_retention: logs.RetentionDays, removal_policy: cdk.RemovalPolicy) -> None:
         super().__init__(scope, construct_id)
-        stack = cdk.Stack.of(self)
-        self.role = iam.Role(
-            self, "Role", description="Copies deploy-time image builds from the CDK asset repository into ours",
-            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com",
-                                            conditions={"StringEquals": {"aws:SourceAccount": stack.account}}),
-        )
-        # The function's own log group, with the environment's key and retention: the role writes there only and
-        # cannot create groups.
-        self.log_group = logs.LogGroup(self, "Logs", encryption_key=encryption_key, retention=log_retention,
-                                       removal_policy=removal_policy)
+        self.role, self.log_group, write = role_and_logs(
+            self, description="Copies deploy-time image builds from the CDK asset repository into ours",
+            key=encryption_key, retention=log_retention, removal_policy=removal_policy)
         self.policy = iam.Policy(self, "Policy", roles=[self.role], statements=[
-            iam.PolicyStatement(sid="EcrLogin", actions=["ecr:GetAuthorizationToken"], resources=["*"]),
-            # The group's ARN attribute ends in ":*": its streams, which Lambda names at run time.
-            iam.PolicyStatement(sid="WriteLogs", actions=["logs:CreateLogStream", "logs:PutLogEvents"],
-                                resources=[self.log_group.log_group_arn]),
-        ])
+            iam.PolicyStatement(sid="EcrLogin", actions=["ecr:GetAuthorizationToken"], resources=["*"]), write])
         acknowledge_required_wildcards(self.policy, {
             "EcrLogin": "ecr:GetAuthorizationToken has no resource-level permissions: AWS requires Resource '*'.",
         })

@@ -27,6 +27,7 @@ from aws_cdk import custom_resources as cr
 from constructs import Construct
 
 from compiler.environments import LOG_RETENTION_DAYS
+from platform_constructs.function_logs import role_and_logs
 from platform_constructs.nag import acknowledge_required_wildcards
 
 # CloudWatch Logs API reference, CreateLogGroup: logGroupName is 1-512 characters of this set.
@@ -112,16 +113,7 @@ class _Caller(Construct):
     def __init__(self, scope: Construct, construct_id: str, *, encryption_key: kms.IKey | None,
                  log_retention: logs.RetentionDays, removal_policy: cdk.RemovalPolicy) -> None:
         super().__init__(scope, construct_id)
-        stack = cdk.Stack.of(self)
-        self.role = iam.Role(
-            self, "Role", description="Applies retention and key to log groups AWS services create for themselves",
-            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com",
-                                            conditions={"StringEquals": {"aws:SourceAccount": stack.account}}),
-        )
-        # The function's own logs, in a group with a generated name (Lambda would otherwise create
-        # /aws/lambda/<name> itself, unencrypted and never expiring); the role writes there and creates no group.
-        self.log_group = logs.LogGroup(self, "Logs", encryption_key=encryption_key, retention=log_retention,
-                                       removal_policy=removal_policy)
-        iam.Policy(self, "WriteLogs", roles=[self.role], statements=[iam.PolicyStatement(
-            sid="WriteLogs", actions=["logs:CreateLogStream", "logs:PutLogEvents"],
-            resources=[self.log_group.log_group_arn])])
+        self.role, self.log_group, write = role_and_logs(
+            self, description="Applies retention and key to log groups AWS services create for themselves",
+            key=encryption_key, retention=log_retention, removal_policy=removal_policy)
+        iam.Policy(self, "WriteLogs", roles=[self.role], statements=[write])

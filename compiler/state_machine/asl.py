@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from compiler import placeholders as ph
@@ -75,3 +76,15 @@ def with_run_time(value: Any, where: str) -> Any:
             result.append(with_run_time(item, f"{where}[{i}]"))
         return result
     return value
+
+
+def all_states(definition: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """Every state with its name (`Outer/inner` inside Parallel branches and Map processors), for the checks that
+    read each state of a definition."""
+    for name, state in definition.get("States", {}).items():
+        yield prefix + name, state
+        for branch in state.get("Branches", []):
+            yield from all_states(branch, f"{prefix}{name}/")
+        for key in ("Iterator", "ItemProcessor"):
+            if key in state:
+                yield from all_states(state[key], f"{prefix}{name}/")

@@ -23,6 +23,7 @@ from typing import Any
 from botocore.model import OperationModel, ServiceModel, Shape
 
 from compiler.errors import Problem
+from compiler.state_machine.asl import all_states
 
 PREFIX = "arn:aws:states:::"
 SDK = "aws-sdk"
@@ -261,21 +262,10 @@ def _task_problems(name: str, state: Mapping[str, Any]) -> Iterator[tuple[str, s
                         f"(and States.*)")
 
 
-def _states(definition: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Mapping[str, Any]]]:
-    """Every state with its name, inside Parallel branches and Map processors too."""
-    for name, state in definition.get("States", {}).items():
-        yield prefix + name, state
-        for branch in state.get("Branches", []):
-            yield from _states(branch, f"{prefix}{name}/")
-        for key in ("Iterator", "ItemProcessor"):
-            if key in state:
-                yield from _states(state[key], f"{prefix}{name}/")
-
-
 def definition_problems(definition: Mapping[str, Any], source: str = "") -> list[Problem]:
     """What CreateStateMachine would refuse (or what could never match) in the Task states of a definition."""
     problems: list[Problem] = []
-    for name, state in _states(definition):
+    for name, state in all_states(definition):
         if state.get("Type") != "Task":
             continue
         for field, message in _task_problems(name, state):

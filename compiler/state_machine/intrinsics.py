@@ -10,10 +10,11 @@ for JSONPath states in Step Functions" (the functions, the fields, at most 10 ne
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from compiler.errors import Problem
+from compiler.state_machine.asl import all_states
 
 FUNCTIONS = frozenset({
     "States.Array", "States.ArrayPartition", "States.ArrayContains", "States.ArrayRange", "States.ArrayGetItem",
@@ -60,44 +61,37 @@ def _expression_problems(expression: str, allowed: frozenset[str]) -> Iterator[s
         yield f"{deepest} intrinsic functions nested; Step Functions allows at most {MAX_NESTING}"
 
 
-def _walk(value: Any, path: str) -> Iterator[tuple[str, str]]:
-    """(path, expression) for every `Key.$` whose value calls an intrinsic function."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            where = f"{path}.{key}"
-            if key.endswith(".$") and isinstance(item, str) and item.lstrip().startswith("States."):
-                yield where, item
-            else:
-                yield from _walk(item, where)
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _walk(item, f"{path}[{index}]")
-
-
-def _paths(value: Any, path: str) -> Iterator[tuple[str, str]]:
-    """(path, value) for every reference-path field (`...Path`, a Choice rule's `Variable`) holding an intrinsic."""
+def _calls(value: Any, path: str, holds: Callable[[str], bool]) -> Iterator[tuple[str, str]]:
+    """(path, expression) for every field named so that `holds(key)` whose text calls an intrinsic function."""
     if isinstance(value, dict):
         for key, item in value.items():
             where = f"{path}.{key}" if path else key
-            if isinstance(item, str) and (key == "Variable" or key.endswith("Path")) and item.lstrip().startswith(
-                    "States."):
+            if holds(key) and isinstance(item, str) and item.lstrip().startswith("States."):
                 yield where, item
             else:
-                yield from _paths(item, where)
+                yield from _calls(item, where, holds)
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            yield from _paths(item, f"{path}[{index}]")
+            yield from _calls(item, f"{path}[{index}]", holds)
+
+
+def _takes_intrinsics(key: str) -> bool:
+    return key.endswith(".$")  # `Key.$` in Parameters, ResultSelector, ...
+
+
+def _reference_path(key: str) -> bool:
+    return key == "Variable" or key.endswith("Path")  # a Choice rule's Variable, InputPath, CausePath, ...
 
 
 def _state_problems(state: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
     """(field, message) for each intrinsic function the state may not use."""
     fields = FIELDS.get(state.get("Type", ""), ())
     for field in fields:
-        for where, expression in _walk(state.get(field), field):
+        for where, expression in _calls(state.get(field), field, _takes_intrinsics):
             for message in _expression_problems(expression, FUNCTIONS):
                 yield where, message
     rest = {k: v for k, v in state.items() if k not in fields}
-    for where, expression in _paths(rest, ""):
+    for where, expression in _calls(rest, "", _reference_path):
         if state.get("Type") == "Fail" and where in ("CausePath", "ErrorPath"):
             for message in _expression_problems(expression, FAIL_PATH_FUNCTIONS):
                 yield where, message
@@ -105,17 +99,7 @@ def _state_problems(state: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
             yield where, "this field takes a reference path, not an intrinsic function; compute the value in a Pass state"
 
 
-def _states(definition: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Mapping[str, Any]]]:
-    for name, state in definition.get("States", {}).items():
-        yield prefix + name, state
-        for branch in state.get("Branches", []):
-            yield from _states(branch, f"{prefix}{name}/")
-        for key in ("Iterator", "ItemProcessor"):
-            if key in state:
-                yield from _states(state[key], f"{prefix}{name}/")
-
-
 def definition_problems(definition: Mapping[str, Any], source: str = "") -> list[Problem]:
     """Every intrinsic function CreateStateMachine would refuse, with the state and field that hold it."""
     return [Problem(source, f"state machine: state {name!r}: {field}", message)
-            for name, state in _states(definition) for field, message in _state_problems(state)]
+            for name, state in all_states(definition) for field, message in _state_problems(state)]
