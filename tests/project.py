@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import shutil
 from pathlib import Path
 
 from compiler.environments import Environment
@@ -19,3 +20,14 @@ SHIPPED = workload_files(PROJECT.workloads_dir)
 def loaded() -> Loaded:
     """Every shipped workload, checked for every environment (as validate and synth check them)."""
     return load_workloads(PROJECT, ENVIRONMENTS)
+
+
+def project_copy(tmp_path: Path) -> Path:
+    """A copy of the project's settings, specs and training code under `tmp_path/project`, to change in a test."""
+    root = tmp_path / "project"
+    root.mkdir()
+    for name in ("cdk.json", "cdk.context.json"):
+        shutil.copy(ROOT / name, root / name)
+    shutil.copytree(ROOT / "workloads", root / "workloads")
+    shutil.copytree(ROOT / "training", root / "training", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    return root

@@ -11,7 +11,6 @@ from __future__ import annotations
 import ast
 import json
 import os
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -24,20 +23,10 @@ from compiler.errors import SpecError
 from compiler.pipeline import provided_names
 from compiler.project import Project
 from compiler.spec import load_spec_workload
-from tests.project import ROOT
+from tests.project import ROOT, project_copy
 from trainctl.cli import main
 
 FINETUNE = "workloads/gpt-finetune-single.yaml"
-
-
-def project_copy(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    for name in ("cdk.json", "cdk.context.json"):
-        shutil.copy(ROOT / name, root / name)
-    shutil.copytree(ROOT / "workloads", root / "workloads")
-    shutil.copytree(ROOT / "training", root / "training", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    return root
 
 
 def edit_spec(root: Path, path: str, change: Callable[[dict], None]) -> None:

@@ -3,25 +3,13 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
 from compiler.project import Project
 from stacks.app import main
-from tests.project import ROOT
-
-
-def project_copy(tmp_path: Path) -> Path:
-    """A copy of the project's settings and specs (the code folders they name are linked back)."""
-    root = tmp_path / "project"
-    root.mkdir()
-    for name in ("cdk.json", "cdk.context.json"):
-        shutil.copy(ROOT / name, root / name)
-    shutil.copytree(ROOT / "workloads", root / "workloads")
-    shutil.copytree(ROOT / "training", root / "training", ignore=shutil.ignore_patterns("__pycache__"))
-    return root
+from tests.project import project_copy
 
 
 def edit_cdk_json(root: Path, change) -> None:
