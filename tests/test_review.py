@@ -19,8 +19,11 @@ import yaml
 from compiler.project import Project
 from stacks.app import build_app
 from tests.project import ROOT
-from trainctl import review
 from trainctl.cli import main
+from trainctl.review.assembly import Assembly, read_assembly
+from trainctl.review.findings import blocked_exports, losses
+from trainctl.review.report import permission_changes, render, workload_changes
+from trainctl.review.template_diff import template_diffs
 
 pytestmark = pytest.mark.synth
 PACKAGES = ("compiler", "stacks", "platform_constructs", "training")
@@ -61,17 +64,17 @@ def changed(synthesized_app: Any, tmp_path_factory: pytest.TempPathFactory) -> d
          lambda d: (d.update(instance_count=3), d["capacity_retry"].update(fallback_instance_types=["ml.p4de.24xlarge"])))
     outdir = root / "cdk.out"
     build_app(Project(root), outdir=str(outdir), only=["dev"], builtin_validation=False).synth()
-    base = review.read_assembly(Path(synthesized_app.outdir))
+    base = read_assembly(Path(synthesized_app.outdir))
     base.templates = {"dev": base.templates["dev"]}
-    head = review.read_assembly(outdir)
-    diffs = review.template_diffs(ROOT, base, head)
+    head = read_assembly(outdir)
+    diffs = template_diffs(ROOT, base, head)
     return {"base": base, "head": head, "diffs": diffs}
 
 
 def test_a_new_vpc_range_is_a_loud_stateful_replacement_and_fails_the_review(changed: dict[str, Any]) -> None:
-    report, code = review.render("base", changed["base"], changed["head"], changed["diffs"], [], [])
+    report, code = render("base", changed["base"], changed["head"], changed["diffs"], [], [])
     assert code == 1
-    lost = {(loss.stack, loss.type) for loss in review.losses(changed["diffs"])}
+    lost = {(loss.stack, loss.type) for loss in losses(changed["diffs"])}
     assert {("Network", "AWS::EC2::VPC"), ("Network", "AWS::EC2::Subnet")} <= lost
     loud = report.split("### dev")[0]
     assert "stateful resource(s) would be replaced or removed" in loud
@@ -83,18 +86,18 @@ def test_a_new_vpc_range_is_a_loud_stateful_replacement_and_fails_the_review(cha
 
 
 def test_acknowledging_each_loss_passes_and_a_stale_acknowledgment_is_reported(changed: dict[str, Any]) -> None:
-    lost = review.losses(changed["diffs"])
+    lost = losses(changed["diffs"])
     entries = [{"environment": loss.environment, "stack": loss.stack, "resource": loss.resource,
                 "change": loss.change, "reason": "moving dev to a new range, its data is scratch"} for loss in lost]
     stale = {"environment": "dev", "stack": "Storage", "resource": "Gone", "change": "delete", "reason": "old"}
-    report, code = review.render("base", changed["base"], changed["head"], changed["diffs"], [*entries, stale], [])
+    report, code = render("base", changed["base"], changed["head"], changed["diffs"], [*entries, stale], [])
     assert code == 0
     assert report.count("- acknowledged: dev/") == len(lost) and "moving dev to a new range" in report
     assert "Gone (delete) matches no change of this revision" in report
 
 
 def test_workload_changes_show_shape_and_cost_before_and_after_with_fallbacks(changed: dict[str, Any]) -> None:
-    rows = review.workload_changes("dev", changed["base"], changed["head"])
+    rows = workload_changes("dev", changed["base"], changed["head"])
     (row,) = [r for r in rows if r.startswith("| gpt-smddp |")]
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[1] == "instances, fallback_instance_types, max_instance_count"  # the ceiling follows the count
@@ -145,36 +148,36 @@ def test_an_export_removed_while_imported_blocks_the_deploy() -> None:
     """What 083721f -> per-workload groups did: the Network stack dropped the shared group's export while the
     Workloads and Access stacks of the base imported it ("cannot be deleted as it is in use")."""
     name = "dev-Network:ExportsOutputGroupId"
-    base = review.Assembly({"dev": {"Network": _template(_export(name, GROUP)),
+    base = Assembly({"dev": {"Network": _template(_export(name, GROUP)),
                                     "Workloads18": _template(imports=[name]), "Access": _template(imports=[name])}})
-    head = review.Assembly({"dev": {"Network": _template(), "Workloads18": _template(), "Access": _template()}})
-    [blocked] = review.blocked_exports(base, head)
+    head = Assembly({"dev": {"Network": _template(), "Workloads18": _template(), "Access": _template()}})
+    [blocked] = blocked_exports(base, head)
     assert blocked.line() == (
         f"- **dev/Network** export `{name}` removed while Access, Workloads18 import it: CloudFormation refuses the "
         "dev/Network update, so the deploy stops there. Keep the export one more release (`Stack.export_value`), "
         "deploy, then remove it")
-    report, code = review.render("abc", base, head, {}, [], [])
+    report, code = render("abc", base, head, {}, [], [])
     assert code == 1 and "### :no_entry: 1 export(s) in use would be removed or changed" in report
     assert f"  resource: {name}\n  change: export\n" in report  # the entry to copy
 
     entry = {"environment": "dev", "stack": "Network", "resource": name, "change": "export",
              "reason": "the base never deployed"}
-    report, code = review.render("abc", base, head, {}, [entry], [])
+    report, code = render("abc", base, head, {}, [entry], [])
     assert code == 0 and f"- acknowledged: dev/Network export `{name}` removed: the base never deployed" in report
     assert "matches no change" not in report
 
 
 def test_an_export_changed_while_imported_blocks_and_one_kept_or_unused_does_not() -> None:
     name, unused = "dev-Network:Used", "dev-Network:Unused"
-    base = review.Assembly({"dev": {"Network": _template({**_export(name, GROUP), "Other": {
+    base = Assembly({"dev": {"Network": _template({**_export(name, GROUP), "Other": {
         "Value": "x", "Export": {"Name": unused}}}), "Workloads18": _template(imports=[name])}})
-    changed = review.Assembly({"dev": {"Network": _template(_export(name, {"Ref": "NewGroup"})),
+    changed = Assembly({"dev": {"Network": _template(_export(name, {"Ref": "NewGroup"})),
                                        "Workloads18": _template(imports=[name])}})
-    kept = review.Assembly({"dev": {"Network": _template(_export(name, GROUP)), "Workloads18": _template()}})
-    [blocked] = review.blocked_exports(base, changed)
+    kept = Assembly({"dev": {"Network": _template(_export(name, GROUP)), "Workloads18": _template()}})
+    [blocked] = blocked_exports(base, changed)
     assert (blocked.what, blocked.importers) == ("changed", ("Workloads18",))
-    assert review.blocked_exports(base, kept) == []  # the unused export may go; the used one stays as it was
-    assert review.render("abc", base, kept, {}, [], [])[1] == 0
+    assert blocked_exports(base, kept) == []  # the unused export may go; the used one stays as it was
+    assert render("abc", base, kept, {}, [], [])[1] == 0
 
 
 def _policy(*actions: str) -> dict[str, Any]:
@@ -191,12 +194,12 @@ def test_permission_changes_list_each_statement_and_rule_added_or_removed() -> N
     rule = {"Type": "AWS::EC2::SecurityGroupIngress", "Properties": {
         "GroupId": {"Fn::GetAtt": ["Group", "GroupId"]}, "IpProtocol": "tcp", "FromPort": 988, "ToPort": 988,
         "SourceSecurityGroupId": {"Fn::GetAtt": ["Group", "GroupId"]}, "Description": "Lustre"}}
-    base = review.Assembly({"dev": {"Access": {"Resources": {"Role": role, "Policy": _policy("s3:GetObject"),
+    base = Assembly({"dev": {"Access": {"Resources": {"Role": role, "Policy": _policy("s3:GetObject"),
                                                              "Group": group}}}})
-    head = review.Assembly({"dev": {"Access": {"Resources": {"Role": role, "Group": group, "Rule": rule,
+    head = Assembly({"dev": {"Access": {"Resources": {"Role": role, "Group": group, "Rule": rule,
                                                              "Policy": _policy("s3:GetObject", "s3:PutObject")}}}})
-    diffs = review.template_diffs(ROOT, base, head)
-    lines = review.permission_changes(diffs["dev"])
+    diffs = template_diffs(ROOT, base, head)
+    lines = permission_changes(diffs["dev"])
     statements = lines[lines.index("IAM statements (+ added, - removed):") + 2:]
     assert statements[0] == "| Stack |  | Resource | Effect | Action | Principal | Condition |"
     added = [row for row in statements if row.startswith("| Access | + |")]
@@ -206,10 +209,10 @@ def test_permission_changes_list_each_statement_and_rule_added_or_removed() -> N
     assert "Security group rules (+ added, - removed):" in lines
     rules = lines[lines.index("Security group rules (+ added, - removed):") + 2:]
     assert any(row.startswith("| Access | + |") and "988" in row for row in rules), rules
-    report, _ = review.render("abc", base, head, diffs, [], [])
+    report, _ = render("abc", base, head, diffs, [], [])
     assert "see the template diff" not in report and "#### Permission changes" in report
 
 
 def test_no_permission_change_says_so() -> None:
-    assert review.permission_changes({"Access": {"resources": [], "iamStatements": []}}) == [
+    assert permission_changes({"Access": {"resources": [], "iamStatements": []}}) == [
         "No IAM statement, managed policy attachment or security group rule changes.", ""]

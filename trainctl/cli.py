@@ -14,7 +14,8 @@ import sys
 from collections.abc import Sequence
 
 from compiler.errors import SpecError
-from trainctl import commands, local, preflight, review, runs, summary, zones
+from trainctl import commands, local, preflight, runs, summary, zones
+from trainctl.review import command as review
 
 MODULES = (commands, local, summary, review, zones, runs, preflight)
 

@@ -27,3 +27,8 @@ def project_of(args: argparse.Namespace, spec: str | None = None) -> Project:
         if spec and "\x00" not in spec and (path.suffix in (".yaml", ".yml") or len(path.parts) > 1):
             return Project.find(path.resolve().parent)
         raise
+
+
+def problem(message: str) -> SpecError:
+    """A message for the user (exit 1); the CLI prints it without a traceback."""
+    return SpecError(Problem("", "", message))

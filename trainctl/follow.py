@@ -27,21 +27,12 @@ from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from compiler import catalog
-from trainctl.executions import (
-    LOG_GROUP,
-    RUNNING,
-    Clients,
-    Launch,
-    Target,
-    aws_errors,
-    cost,
-    create_failure,
-    describe,
-    duration,
-    history,
-    launch_of,
-    summary,
-)
+from trainctl.aws import Clients, aws_errors
+from trainctl.durations import duration
+from trainctl.history import Launch, create_failure, history, launch_of
+from trainctl.run_lookup import RUNNING, describe
+from trainctl.run_summary import cost, summary
+from trainctl.target import LOG_GROUP, Target
 
 _HOST = re.compile(r"^(?P<host>.+)-\d{9,}$")  # SageMaker's stream names end in the host's start time (epoch seconds)
 _FINAL_JOB = ("Completed", "Failed", "Stopped")

@@ -25,26 +25,13 @@ from typing import Any
 from compiler.overrides import OverridePolicy
 from compiler.spec import load_workload
 from trainctl import follow as following
-from trainctl.common import project_of
-from trainctl.executions import (
-    RUNNING,
-    Clients,
-    Target,
-    aws_errors,
-    check_execution_name,
-    cost,
-    duration,
-    elapsed,
-    environment,
-    history,
-    launches,
-    parse_run,
-    problem,
-    recent_executions,
-    resolve_run,
-    summary,
-    workload_target,
-)
+from trainctl.aws import Clients, aws_errors
+from trainctl.common import problem, project_of
+from trainctl.durations import duration, elapsed
+from trainctl.history import history, launches
+from trainctl.run_lookup import RUNNING, check_execution_name, parse_run, recent_executions, resolve_run
+from trainctl.run_summary import cost, summary
+from trainctl.target import Target, environment, workload_target
 
 DEFAULT_INTERVAL = 10.0
 HELP = """Training runs of a deployed workload: executions of its state machine <env>-<workload>.

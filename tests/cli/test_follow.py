@@ -8,7 +8,7 @@ import re
 from tests.cli.cloud import expected_log
 from tests.cli.conftest import WORKLOAD, printed, sagemaker, wait_for_end
 from tests.statemachine.sagemaker_sync import Outcome, capacity_error, fails, installed
-from trainctl.executions import Clients
+from trainctl.aws import Clients
 from trainctl.follow import LogTail
 
 JOB = re.compile(rf"{WORKLOAD}-[0-9a-f]{{12}}-\d")

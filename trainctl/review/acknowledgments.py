@@ -1,0 +1,37 @@
+"""`acknowledged-changes.yaml`: the losses and blocked exports a change means to make, each with its reason."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from trainctl.review.errors import ReviewError
+from trainctl.review.findings import BlockedExport, Loss
+
+ACKNOWLEDGMENTS = "acknowledged-changes.yaml"
+CHANGES = ("replace", "delete", "export")  # what an acknowledgment may acknowledge
+
+
+def load_acknowledgments(project: Path) -> list[dict[str, Any]]:
+    path = project / ACKNOWLEDGMENTS
+    if not path.is_file():
+        return []
+    entries = yaml.safe_load(path.read_text()) or []
+    if not isinstance(entries, list):
+        raise ReviewError(f"{ACKNOWLEDGMENTS} must be a list of acknowledgments")
+    for entry in entries:
+        missing = {"environment", "stack", "resource", "change", "reason"} - set(entry or {})
+        if missing or not str(entry.get("reason", "")).strip() or entry.get("change") not in CHANGES:
+            raise ReviewError(f"{ACKNOWLEDGMENTS}: each entry needs environment, stack, resource, change (replace, "
+                              f"delete, or export for an export in use) and a reason; found {entry!r}")
+    return entries
+
+
+def acknowledged(loss: Loss | BlockedExport, entries: list[dict[str, Any]]) -> dict[str, Any] | None:
+    for entry in entries:
+        if (entry["environment"], entry["stack"], entry["resource"], entry["change"]) == (
+                loss.environment, loss.stack, loss.resource, loss.change):
+            return entry
+    return None

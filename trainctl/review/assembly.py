@@ -1,0 +1,66 @@
+"""A synthesized revision as the review reads it: each environment's stack templates, and cdk-nag's verdict."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from compiler.describe import METADATA_KEY
+
+
+@dataclass
+class Assembly:
+    """The stacks of one synthesized revision: environment -> stack name -> template."""
+
+    templates: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    nag: str = ""
+
+    def importers(self, env: str, stack: str, resource: str) -> list[str]:
+        """The stacks that import a value of `resource` (exported by `stack`): CloudFormation will not replace an
+        exported value while another stack uses it, so their deploys are part of the change."""
+        outputs = self.templates.get(env, {}).get(stack, {}).get("Outputs", {})
+        exports = set()
+        for output in outputs.values():
+            value, name = output.get("Value"), (output.get("Export") or {}).get("Name")
+            if name and (value == {"Ref": resource} or (isinstance(value, dict) and
+                                                         (value.get("Fn::GetAtt") or [None])[0] == resource)):
+                exports.add(name)
+        return sorted({other for name in exports for other in self.stacks_importing(env, name, besides=stack)})
+
+    def stacks_importing(self, env: str, export: str, *, besides: str) -> list[str]:
+        """The stacks of `env` other than `besides` (the exporter) that import `export`, sorted."""
+        return sorted(other for other, template in self.templates.get(env, {}).items()
+                      if other != besides and f'{{"Fn::ImportValue": "{export}"}}' in json.dumps(template))
+
+    def workloads(self, env: str) -> dict[str, dict[str, Any]]:
+        """Workload summaries (template metadata of the state machines), with the stack that holds each."""
+        found = {}
+        for stack, template in self.templates.get(env, {}).items():
+            for resource in template.get("Resources", {}).values():
+                if resource.get("Type") != "AWS::StepFunctions::StateMachine":
+                    continue
+                summary = dict(resource.get("Metadata", {}).get(METADATA_KEY) or {})
+                name = summary.get("name") or str(resource["Properties"].get("StateMachineName", "")).removeprefix(f"{env}-")
+                found[name] = {**summary, "stack": stack}
+        return found
+
+
+def read_assembly(outdir: Path) -> Assembly:
+    assembly = Assembly()
+    for folder in sorted(outdir.glob("assembly-*")):
+        env = folder.name.removeprefix("assembly-")
+        manifest = json.loads((folder / "manifest.json").read_text())
+        for artifact_id, artifact in manifest.get("artifacts", {}).items():
+            if artifact.get("type") != "aws:cloudformation:stack":
+                continue
+            name = artifact.get("displayName", artifact_id).split("/")[-1]
+            template = json.loads((folder / artifact["properties"]["templateFile"]).read_text())
+            assembly.templates.setdefault(env, {})[name] = template
+    report = outdir / "validation-report.json"
+    if report.is_file():
+        from trainctl.summary import nag_status
+
+        assembly.nag = nag_status(outdir)
+    return assembly

@@ -1,0 +1,60 @@
+"""`trainctl review`: synthesize both revisions, diff them, print the report; the exit status says whether to merge."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from compiler.project import Project
+from trainctl.common import project_of
+from trainctl.review.acknowledgments import load_acknowledgments
+from trainctl.review.assembly import read_assembly
+from trainctl.review.errors import ReviewError
+from trainctl.review.report import render
+from trainctl.review.revisions import default_base, synthesize, worktree
+from trainctl.review.template_diff import template_diffs
+
+
+def review(args: argparse.Namespace) -> int:
+    project = project_of(args)
+    root = project.root
+    try:
+        base_ref = args.base or default_base(root)
+        entries = load_acknowledgments(root)
+        with tempfile.TemporaryDirectory(prefix="review-out-") as tmp:
+            print(f"synthesizing the base revision {base_ref[:12]} and the working tree ...", file=sys.stderr,
+                  flush=True)
+            with worktree(root, base_ref) as tree, ThreadPoolExecutor(max_workers=2) as pool:
+                # Two processes at once: each is mostly the CDK's own start-up and synthesis.
+                jobs = [pool.submit(synthesize, tree, Path(tmp) / "base", "base"),
+                        pool.submit(synthesize, root, Path(tmp) / "head", "working-tree")]
+                for job in jobs:
+                    job.result()
+            base, head = read_assembly(Path(tmp) / "base"), read_assembly(Path(tmp) / "head")
+            diffs = template_diffs(root, base, head)
+    except ReviewError as error:
+        print(f"review stopped: {error}", file=sys.stderr)
+        return 2
+    warnings = _validation_warnings(project)
+    report, code = render(base_ref, base, head, diffs, entries, warnings)
+    sys.stdout.write(report)
+    return code
+
+
+def _validation_warnings(project: Project) -> list[str]:
+    from compiler.pipeline import compile_project
+
+    try:
+        return compile_project(project).warnings
+    except Exception as error:  # the synth above already passed; report rather than fail the review
+        return [f"could not list validation warnings: {error}"]
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("review", help="compare the working tree with a base revision: a Markdown report for pull requests")
+    p.add_argument("--base", default=None, help="commit or branch to compare with (default: the merge base with the "
+                   "main branch)")
+    p.set_defaults(func=review)

@@ -1,0 +1,107 @@
+"""What a change would lose or break: stateful resources replaced or removed, exports in use removed or changed."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from trainctl.review.assembly import Assembly
+
+# Resources that hold data or identity: replacing or removing one loses what is in it (or breaks what points at it).
+STATEFUL_TYPES = frozenset({
+    "AWS::EC2::VPC", "AWS::EC2::Subnet", "AWS::FSx::FileSystem", "AWS::FSx::DataRepositoryAssociation",
+    "AWS::S3::Bucket", "AWS::KMS::Key", "AWS::KMS::Alias", "AWS::ECR::Repository", "AWS::Logs::LogGroup",
+    "AWS::EFS::FileSystem", "AWS::SNS::Topic", "AWS::DynamoDB::Table", "AWS::SecretsManager::Secret",
+})
+LOSSY = {"WILL_REPLACE": "replaced", "MAY_REPLACE": "may be replaced", "WILL_DESTROY": "deleted",
+         "WILL_ORPHAN": "removed from the stack (left behind, no longer managed)"}
+
+
+
+@dataclass(frozen=True)
+class Loss:
+    """A stateful resource a change replaces or removes."""
+
+    environment: str
+    stack: str
+    resource: str
+    type: str
+    impact: str
+    properties: tuple[str, ...]
+
+    @property
+    def change(self) -> str:
+        return "replace" if "REPLACE" in self.impact else "delete"
+
+    def acknowledgment(self) -> str:
+        return yaml.safe_dump([{"environment": self.environment, "stack": self.stack, "resource": self.resource,
+                                "change": self.change, "reason": "<why this loss is intended>"}], sort_keys=False)
+
+
+def losses(diffs: Mapping[str, Mapping[str, Any]]) -> list[Loss]:
+    found = []
+    for env, stacks in sorted(diffs.items()):
+        for stack, diff in sorted(stacks.items()):
+            for change in diff["resources"]:
+                if change["type"] in STATEFUL_TYPES and change["impact"] in LOSSY:
+                    lossy = tuple(p for p, impact in change["properties"].items() if "REPLACE" in impact)
+                    found.append(Loss(env, stack, change["id"], change["type"], change["impact"], lossy))
+    return found
+
+
+def _exports(templates: Mapping[str, Mapping[str, Any]]) -> dict[str, tuple[str, Any]]:
+    """Export name -> (exporting stack, exported value) over one environment's templates."""
+    found = {}
+    for stack, template in templates.items():
+        for output in template.get("Outputs", {}).values():
+            name = (output.get("Export") or {}).get("Name")
+            if isinstance(name, str):
+                found[name] = (stack, output.get("Value"))
+    return found
+
+
+@dataclass(frozen=True)
+class BlockedExport:
+    """An export the change removes or changes while stacks of the base import it."""
+
+    environment: str
+    stack: str
+    export: str
+    what: str  # "removed" | "changed"
+    importers: tuple[str, ...]
+    change = "export"
+
+    @property
+    def resource(self) -> str:
+        return self.export
+
+    def line(self) -> str:
+        return (f"- **{self.environment}/{self.stack}** export `{self.export}` {self.what} while "
+                f"{', '.join(self.importers)} import it: CloudFormation refuses the {self.environment}/{self.stack} "
+                "update, so the deploy stops there. Keep the export one more release (`Stack.export_value`), deploy, "
+                "then remove it")
+
+    def acknowledgment(self) -> str:
+        return yaml.safe_dump([{"environment": self.environment, "stack": self.stack, "resource": self.export,
+                                "change": self.change, "reason": "<why no deployed stack imports it>"}],
+                              sort_keys=False)
+
+
+def blocked_exports(base: Assembly, head: Assembly) -> list[BlockedExport]:
+    """Exports the change removes or changes while a stack of the base imports them: CloudFormation refuses to delete
+    or update an export in use ("Export ... cannot be deleted as it is in use by ..."), and the exporting stack
+    deploys before its importers, so the deploy stops there. The fix is two deploys: keep the export (AWS CDK
+    `Stack.export_value`) until the importers no longer use it, then remove it."""
+    blocked = []
+    for env in sorted(base.templates):
+        before, after = _exports(base.templates[env]), _exports(head.templates.get(env, {}))
+        for name, (stack, value) in sorted(before.items()):
+            if name in after and after[name][1] == value:
+                continue
+            users = tuple(base.stacks_importing(env, name, besides=stack))
+            if users:
+                blocked.append(BlockedExport(env, stack, name, "removed" if name not in after else "changed", users))
+    return blocked

@@ -1,0 +1,161 @@
+"""The review as one Markdown report: losses first and loud, then each environment's changes, then the checks."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from trainctl.review.acknowledgments import ACKNOWLEDGMENTS, acknowledged
+from trainctl.review.assembly import Assembly
+from trainctl.review.findings import LOSSY, STATEFUL_TYPES, BlockedExport, Loss, blocked_exports, losses
+from trainctl.schedule_report import review_lines
+
+
+def _money(value: Any) -> str:
+    return "n/a" if value is None else f"{value:,.2f}"
+
+
+def _shape(summary: Mapping[str, Any]) -> str:
+    return " + ".join(f"{i['type']} x {i['count']}" for i in summary.get("instances", [])) or "?"
+
+
+def _cost(summary: Mapping[str, Any] | None) -> str:
+    """The cost per hour, then each fallback type's (a capacity relaunch may run on any of them)."""
+    if summary is None:
+        return "-"
+    fallbacks = summary.get("fallback_cost_per_hour_usd") or {}
+    return _money(summary.get("cost_per_hour_usd")) + "".join(
+        f"<br>fallback {t}: {_money(c)}" for t, c in fallbacks.items())
+
+
+def workload_changes(env: str, base: Assembly, head: Assembly) -> list[str]:
+    before, after = base.workloads(env), head.workloads(env)
+    rows = ["| Workload | Change | Stack | Instances | Strategy | $/hour before | $/hour after |",
+            "|---|---|---|---|---|---|---|"]
+    for name in sorted(set(before) | set(after)):
+        old, new = before.get(name), after.get(name)
+        if old == new:
+            continue
+        if old is None:
+            what = "added"
+        elif new is None:
+            what = "removed"
+        elif "instances" not in old:
+            what = "changed (the base revision predates workload summaries: compared by name only)"
+        else:
+            what = ", ".join(k for k in ("instances", "fallback_instance_types", "image", "strategy", "hyperparameters",
+                                         "inputs", "max_run", "max_instance_count", "stack")
+                             if old.get(k) != new.get(k)) or "definition"
+        current = new or old or {}
+        rows.append(f"| {name} | {what} | {current.get('stack', '')} | {_shape(current)} | {current.get('strategy', '')} "
+                    f"| {_cost(old)} | {_cost(new)} |")
+    return rows if len(rows) > 2 else ["No workload changes."]
+
+
+def other_changes(env: str, stacks: Mapping[str, Any]) -> list[str]:
+    rows = ["| Stack | Resource | Type | Change | Properties |", "|---|---|---|---|---|"]
+    for stack, diff in sorted(stacks.items()):
+        for change in diff["resources"]:
+            if change["type"] in STATEFUL_TYPES and change["impact"] in LOSSY:
+                continue
+            words = {"WILL_CREATE": "added", "WILL_UPDATE": "changed", "WILL_REPLACE": "replaced",
+                     "MAY_REPLACE": "may be replaced", "WILL_DESTROY": "removed", "WILL_ORPHAN": "orphaned"}
+            props = ", ".join(sorted(change["properties"]) + change["other"])
+            rows.append(f"| {stack} | {change['id']} | {change['type']} | {words.get(change['impact'], change['impact'])} "
+                        f"| {props} |")
+        if diff.get("permissionsBroadened"):
+            rows.append(f"| {stack} | (IAM) | | **permissions broadened** | see the permission changes below |")
+    return rows if len(rows) > 2 else ["No other resource changes."]
+
+
+def _cell(text: Any) -> str:
+    """A table cell of the diff engine's summary as Markdown: its line breaks as <br>, pipes escaped."""
+    return str(text).strip().replace("|", "\\|").replace("\n", "<br>")
+
+
+def summary_tables(stacks: Mapping[str, Any], key: str) -> list[str]:
+    """One Markdown table of the diff engine's summary `key` (iamStatements, managedPolicies, securityGroupRules)
+    over every stack of an environment, with the stack as the first column; [] when nothing changed."""
+    header: list[str] | None = None
+    rows = []
+    for stack, diff in sorted(stacks.items()):
+        table = diff.get(key) or []
+        if len(table) < 2:
+            continue
+        header = header or ["Stack", "", *table[0][1:]]
+        rows += [f"| {stack} | {' | '.join(_cell(c) for c in row)} |" for row in table[1:]]
+    if header is None:
+        return []
+    return [f"| {' | '.join(header)} |", "|" + "---|" * len(header), *rows]
+
+
+def permission_changes(stacks: Mapping[str, Any]) -> list[str]:
+    """The IAM statements, managed-policy attachments and security group rules a change adds (+) or removes (-)."""
+    out = []
+    for key, title in (("iamStatements", "IAM statements"), ("managedPolicies", "Managed policy attachments"),
+                       ("securityGroupRules", "Security group rules")):
+        table = summary_tables(stacks, key)
+        if table:
+            out += [f"{title} (+ added, - removed):", "", *table, ""]
+    return out or ["No IAM statement, managed policy attachment or security group rule changes.", ""]
+
+
+def _loss_line(loss: Loss, base: Assembly) -> str:
+    why = f" (because {', '.join(loss.properties)} changed)" if loss.properties else ""
+    line = f"- **{loss.environment}/{loss.stack}** `{loss.resource}` ({loss.type}) {LOSSY[loss.impact]}{why}"
+    users = base.importers(loss.environment, loss.stack, loss.resource)
+    if users:
+        line += (f"; stacks {', '.join(users)} import it, and CloudFormation will not replace a value another stack "
+                 "imports: what they build on it (a file system in the subnet, say) goes with it")
+    return line
+
+
+def render(base_ref: str, base: Assembly, head: Assembly, diffs: dict[str, dict[str, Any]],
+           entries: list[dict[str, Any]], warnings: list[str]) -> tuple[str, int]:
+    lost = losses(diffs)
+    unacknowledged = [loss for loss in lost if acknowledged(loss, entries) is None]
+    out = [f"## Infrastructure review against `{base_ref[:12]}`", ""]
+    blocked = blocked_exports(base, head)
+    stuck = [b for b in blocked if acknowledged(b, entries) is None]
+    if stuck:
+        out += [f"### :no_entry: {len(stuck)} export(s) in use would be removed or changed: the deploy fails", "",
+                *[b.line() for b in stuck], "", "If no deployed stack imports it (say, the base never deployed), "
+                f"acknowledge it in `{ACKNOWLEDGMENTS}` with the reason:", "",
+                "```yaml", *"".join(b.acknowledgment() for b in stuck).splitlines(), "```", ""]
+    if unacknowledged:
+        out += [f"### :rotating_light: {len(unacknowledged)} stateful resource(s) would be replaced or removed", "",
+                "Data in them would be lost or left behind. If this is intended, acknowledge each one in "
+                f"`{ACKNOWLEDGMENTS}` at the root of the repository with the reason, e.g.:", ""]
+        out += [_loss_line(loss, base) for loss in unacknowledged]
+        out += ["", "```yaml", *"".join(loss.acknowledgment() for loss in unacknowledged).splitlines(), "```", ""]
+    for b in blocked:
+        match = acknowledged(b, entries)
+        if match is not None:
+            out.append(f"- acknowledged: {b.environment}/{b.stack} export `{b.export}` {b.what}: {match['reason']}")
+    for entry in entries:
+        changes: list[Loss | BlockedExport] = [*lost, *blocked]
+        if not any(acknowledged(change, [entry]) for change in changes):
+            warnings = [*warnings, f"{ACKNOWLEDGMENTS}: {entry['environment']}/{entry['stack']} {entry['resource']} "
+                        f"({entry['change']}) matches no change of this revision; remove it once the change is merged"]
+    for loss in lost:
+        match = acknowledged(loss, entries)
+        if match is not None:
+            out.append(f"- acknowledged: {loss.environment}/{loss.stack} `{loss.resource}` ({loss.type}) "
+                       f"{LOSSY[loss.impact]}: {match['reason']}")
+    if out[-1] != "":
+        out.append("")  # the acknowledged lines end their list
+    if not lost:
+        out += ["No stateful resource (file system, bucket, key, repository, log group, VPC, subnet) is replaced or "
+                "removed.", ""]
+    for env in sorted(set(base.templates) | set(head.templates)):
+        out += [f"### {env}", "", "#### Workloads", "", *workload_changes(env, base, head), "",
+                "#### Schedules and monthly budget", "",
+                *review_lines(base.templates.get(env, {}), head.templates.get(env, {})), "",
+                "#### Other resource changes", "", *other_changes(env, diffs.get(env, {})), "",
+                "#### Permission changes", "", *permission_changes(diffs.get(env, {})),
+                "#### Where each workload lives", ""]
+        where = {name: s["stack"] for name, s in head.workloads(env).items()}
+        out += [", ".join(f"{name}: {stack}" for name, stack in sorted(where.items())) or "no workloads", ""]
+    out += ["### Checks", "", f"- cdk-nag (this revision): {head.nag or 'no validation report'}"]
+    out += [f"- warning: {w}" for w in warnings]
+    return "\n".join(out) + "\n", 1 if unacknowledged or stuck else 0
