@@ -18,7 +18,12 @@ sys.dont_write_bytecode = True  # training/ is tarred into every job: keep __pyc
 REPO = Path(__file__).resolve().parents[2]
 TRAINING_DIR = REPO / "training"
 
-WORKLOADS = sorted((REPO / "workloads").glob("*.yaml"))
+# The shipped workloads that run the trainer (train.py); the platform's smoke workloads run training/smoke/smoke.py,
+# tested in test_smoke_script.py.
+WORKLOADS = [p for p in sorted((REPO / "workloads").glob("*.yaml"))
+             if yaml.safe_load(p.read_text()).get("entry_point") == "train.py"]
+SMOKE_WORKLOADS = [p for p in sorted((REPO / "workloads").glob("*.yaml"))
+                   if yaml.safe_load(p.read_text()).get("entry_point") == "smoke.py"]
 CORPUS = REPO / "trainctl" / "data" / "corpus.txt"
 # Small enough for 2 CPU cores, big enough that the loss visibly falls.
 TINY = ["--model", "tiny", "--seq_len", "64", "--micro_batch_size", "4", "--warmup_steps", "2",
