@@ -70,4 +70,9 @@ def interface(service: str, *, partition: str, region: str, account: str,
                        [f"arn:{partition}:iam::{account}:role/*"])]
     if service == "sagemaker.api":
         return [_allow("AccountResources", account, ["sagemaker:*"], [arn("sagemaker", "*")])]
+    if service == "secretsmanager":
+        # Reading this account's secrets in this region only: a job reads the secrets its spec names (its role
+        # holds exactly those ARNs); nothing through the endpoint writes, lists or reads another account's.
+        return [_allow("ReadAccountSecrets", account, ["secretsmanager:GetSecretValue"],
+                       [arn("secretsmanager", "secret:*")])]
     raise ValueError(f"no endpoint policy for service {service!r}; add one to compiler/endpoint_policies.py")

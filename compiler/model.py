@@ -241,6 +241,8 @@ class Workload:
     hyperparameters: Mapping[str, Any] = field(default_factory=dict)
     choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # a run may set these names only to these
     environment: Mapping[str, str] | None = None  # None: the spec sets none (the SDK then sends no Environment)
+    secrets: Mapping[str, str] = field(default_factory=dict)  # variable name -> Secrets Manager secret ARN
+    secrets_kms_key: str | None = None  # the customer managed key the secrets are encrypted with, if any
     inputs: tuple[Channel, ...] = ()
     model_uri: str | None = None
     model_channel_name: str = "model"
@@ -256,6 +258,7 @@ class Workload:
     encrypt_inter_container_traffic: bool | None = None  # None: the environment's policy decides
     unencrypted_traffic_reason: str | None = None
     enable_network_isolation: bool = False
+    network_isolation_off_reason: str | None = None
     enable_sagemaker_metrics: bool | None = None
     enable_infra_check: bool | None = None
     enable_remote_debug: bool | None = None

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from compiler import catalog, strategies
+from compiler import catalog, secret_refs, strategies
 from compiler import placeholders as ph
 from compiler.environments import Environment
 from compiler.images import image_uri
@@ -190,11 +190,13 @@ def input_channels(workload: Workload) -> list[dict[str, Any]]:
 
 
 def environment(workload: Workload) -> dict[str, str] | None:
-    """The spec's variables plus the EFA ones the in-container toolkit does not set for the training type."""
+    """The spec's variables plus the EFA ones the in-container toolkit does not set for the training type, then one
+    variable per secret holding its ARN, never its value (compiler.secret_refs)."""
     efa = workload.instance.efa_environment()
-    if workload.environment is None and not efa:
+    if workload.environment is None and not efa and not workload.secrets:
         return None
-    return efa | dict(workload.environment or {})  # the spec wins, so a user can still override
+    # the spec wins over EFA's, so a user can still override; a secret's name never clashes (a rule refuses it)
+    return efa | dict(workload.environment or {}) | secret_refs.request_variables(dict(workload.secrets))
 
 
 def tags(workload: Workload, env: Environment) -> list[dict[str, str]]:

@@ -32,11 +32,11 @@ from platform_constructs.keys import environment_key
 
 _SELECTION_FIELDS = ("availability_zones", "one_per_az", "subnet_filters", "subnet_group_name", "subnets", "subnet_type")
 
-# What a training job calls besides S3 (image pulls, logs, metrics, credentials, the SageMaker API). The service list
+# What a training job calls besides S3 (image pulls, logs, metrics, credentials, the SageMaker API, secrets). The service list
 # is the compiler's (`compiler.network`), which budgets the subnet's addresses for them; the construct ids here are
 # stable names (a changed id would replace the endpoint).
 _ENDPOINT_IDS = {"ecr.api": "EcrApi", "ecr.dkr": "EcrDocker", "logs": "Logs", "monitoring": "Monitoring", "sts": "Sts",
-                 "sagemaker.api": "SageMakerApi"}
+                 "sagemaker.api": "SageMakerApi", "secretsmanager": "SecretsManager"}
 DEFAULT_INTERFACE_ENDPOINTS: dict[str, ec2.InterfaceVpcEndpointAwsService] = {
     _ENDPOINT_IDS[service]: ec2.InterfaceVpcEndpointAwsService(service) for service in INTERFACE_ENDPOINT_SERVICES
 }

@@ -28,7 +28,7 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from compiler import run_metrics
+from compiler import run_metrics, secret_refs
 from compiler import state_machine as sm
 from compiler.describe import METADATA_KEY, workload_summary
 from compiler.environments import Environment
@@ -165,11 +165,28 @@ class TrainingWorkload(Construct):
             statements.append(iam.PolicyStatement(
                 sid="ReadCode", actions=["s3:GetObject"],
                 resources=[source.asset.bucket.arn_for_objects(source.object_key)]))
+        statements += self._secret_statements()
         keys = sorted({k for k in (w.output_kms_key, w.compute.volume_kms_key) if k})
         if keys:
             statements.append(iam.PolicyStatement(sid="UseNamedKeys", resources=keys,
                                                   actions=["kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey",
                                                            "kms:DescribeKey", "kms:CreateGrant"]))
+        return statements
+
+    def _secret_statements(self) -> list[iam.PolicyStatement]:
+        """Read exactly the secrets the spec names (`secrets:`), and decrypt them with their key only through Secrets
+        Manager, only for those secrets (the encryption context Secrets Manager sends names the secret's ARN)."""
+        w = self.workload
+        if not w.secrets:
+            return []
+        arns = sorted(set(w.secrets.values()))
+        statements = [iam.PolicyStatement(sid="ReadOwnSecrets", actions=["secretsmanager:GetSecretValue"],
+                                          resources=arns)]
+        if w.secrets_kms_key is not None:
+            statements.append(iam.PolicyStatement(
+                sid="DecryptOwnSecrets", actions=["kms:Decrypt"], resources=[w.secrets_kms_key],
+                conditions={"StringEquals": {"kms:ViaService": secret_refs.kms_via_service(self.environment.region),
+                                             "kms:EncryptionContext:SecretARN": arns}}))
         return statements
 
     def _execution_role(self, platform: WorkloadPlatform, source: SourceBundle | None, image_uri: str) -> iam.Role:

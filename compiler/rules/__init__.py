@@ -5,7 +5,18 @@ from __future__ import annotations
 from compiler.environments import Environment
 from compiler.model import Workload
 from compiler.reader import Findings
-from compiler.rules import compute, distribution, environment, foreign_images, limits, paths, run, schedule, secrets  # noqa: F401 - registers rules
+from compiler.rules import (  # noqa: F401 - registers rules
+    compute,
+    distribution,
+    environment,
+    foreign_images,
+    limits,
+    paths,
+    run,
+    schedule,
+    secret_refs,
+    secrets,
+)
 from compiler.rules.registry import ENVIRONMENT_RULES, WORKLOAD_RULES
 
 

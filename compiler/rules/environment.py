@@ -44,7 +44,8 @@ def s3_locations_are_readable(w: Workload, env: Environment, f: Findings) -> Non
 
 @environment_rule
 def keys_belong_to_the_environment(w: Workload, env: Environment, f: Findings) -> None:
-    for field, key in (("output_kms_key", w.output_kms_key), ("volume_kms_key", w.compute.volume_kms_key)):
+    for field, key in (("output_kms_key", w.output_kms_key), ("volume_kms_key", w.compute.volume_kms_key),
+                       ("secrets_kms_key", w.secrets_kms_key)):
         if key is None:
             continue
         match = re.fullmatch(_KEY_ARN, key)

@@ -46,6 +46,12 @@ PLATFORM_KEYS = {
                        "is in progress ends at once with AlreadyRunning",
     "choices": "{hyperparameter: [values]}: the only values a run may give these text hyperparameters (any text in "
                "them; without choices a run's text may hold only letters, digits and ._:/=+@-)",
+    "secrets": "{NAME: <Secrets Manager secret ARN>}: secrets the process reads at start under NAME, through the "
+               "workload's role; only the ARNs travel in the request (docs/security.md#secrets)",
+    "secrets_kms_key": "the ARN of the customer managed KMS key the secrets are encrypted with (none: the AWS "
+                       "managed key aws/secretsmanager)",
+    "network_isolation_off_reason": "why this workload runs without network isolation (enable_network_isolation: "
+                                    "false), which is on by default",
     "unencrypted_traffic_reason": "why this workload may run without inter-container traffic encryption where the "
                                   "environment requires it",
     "schedule": "when runs start by themselves: cron(...) or rate(...) as EventBridge Scheduler takes them, or "

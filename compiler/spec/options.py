@@ -183,6 +183,7 @@ def read_run(r: Reader) -> dict[str, Any]:
         "encrypt_inter_container_traffic": r.boolean("encrypt_inter_container_traffic"),
         "unencrypted_traffic_reason": r.string("unencrypted_traffic_reason", max_length=500),
         "enable_network_isolation": bool(r.boolean("enable_network_isolation", default=False)),
+        "network_isolation_off_reason": r.string("network_isolation_off_reason", max_length=500),
         "enable_sagemaker_metrics": r.boolean("enable_sagemaker_metrics"),
         "enable_infra_check": r.boolean("enable_infra_check"),
         "enable_remote_debug": r.boolean("enable_remote_debug"),

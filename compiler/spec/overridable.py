@@ -22,6 +22,8 @@ OVERRIDABLE = frozenset({
     "max_run", "max_wait", "use_spot_instances", "max_retry_attempts", "checkpoints", "max_run_cost_usd",
     # data and values
     "inputs", "input_mode", "model_uri", "hyperparameters", "environment", "tags", "distribution",
+    # secrets: each account has its own
+    "secrets", "secrets_kms_key",
     # keys, traffic, observability
     "output_kms_key", "encrypt_inter_container_traffic", "unencrypted_traffic_reason", "container_log_level",
     "concurrent_runs", "enable_remote_debug", "enable_infra_check", "metric_definitions", "enable_sagemaker_metrics",
@@ -29,7 +31,7 @@ OVERRIDABLE = frozenset({
 })
 
 # Merged key by key over the base's mapping; every other key replaces the base's value.
-MERGED = frozenset({"hyperparameters", "environment", "tags", "capacity_retry"})
+MERGED = frozenset({"hyperparameters", "environment", "secrets", "tags", "capacity_retry"})
 
 # Keys that stand for one another: overriding one side drops the other side from the base (an environment that names
 # an image_uri runs that image, whatever `image` the base builds; instance_groups replace type and count).
@@ -48,7 +50,8 @@ WHY_NOT = {
     "framework": _CODE, "framework_version": _CODE, "py_version": _CODE, "pytorch_version": _CODE,
     "tensorflow_version": _CODE, "transformers_version": _CODE, "entry_point": _CODE, "source_dir": _CODE,
     "dependencies": _CODE, "model_dir": _CODE, "checkpoint_local_path": _CODE, "container_entry_point": _CODE,
-    "container_arguments": _CODE, "enable_network_isolation": _CODE, "model_channel_name": _CODE,
+    "container_arguments": _CODE, "enable_network_isolation": _CODE, "network_isolation_off_reason": _CODE,
+    "model_channel_name": _CODE,
     "training_repository_access_mode": _CODE, "disable_output_compression": _CODE,
     "enable_session_tag_chaining": _CODE,
     "choices": _CONTRACT,

@@ -24,6 +24,7 @@ from compiler.spec.data import read_inputs, read_model_uri
 from compiler.spec.image import read_estimator
 from compiler.spec.keys import LOOKALIKES, PLATFORM_KEYS, REFUSED, RENAMED, known_keys
 from compiler.spec.options import read_capacity, read_debugging, read_run
+from compiler.spec.secrets import read_secrets, read_secrets_kms_key
 from compiler.spec.values import read_choices, read_environment, read_hyperparameters, read_metrics, read_tags
 
 
@@ -104,7 +105,8 @@ def parse_workload(raw: Any, *, source: str, spec_dir: Path, project_root: Path)
     parts = dict(  # every field is read before anything stops, so one run reports every problem
         distribution=_distribution(r, estimator.framework), hyperparameters=hyperparameters,
         choices=read_choices(r, hyperparameters),
-        environment=read_environment(r), inputs=read_inputs(r), model_uri=model_uri, model_channel_name=model_channel,
+        environment=read_environment(r), secrets=read_secrets(r), secrets_kms_key=read_secrets_kms_key(r),
+        inputs=read_inputs(r), model_uri=model_uri, model_channel_name=model_channel,
         metric_definitions=read_metrics(r), tags=read_tags(r), debugging=read_debugging(r),
         base_job_name=r.string("base_job_name", max_length=63, default=name) or name or "",
         description=r.string("description", max_length=1000, default="") or "", capacity_retry=read_capacity(r),

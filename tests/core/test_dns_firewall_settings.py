@@ -13,11 +13,12 @@ def flat(region: str) -> set[str]:
 
 
 def test_the_names_jobs_need_are_the_regions_service_endpoints() -> None:
-    # AWS General Reference, service endpoints for eu-west-1 (S3, ECR, CloudWatch Logs and metrics, STS, SageMaker).
+    # AWS General Reference, service endpoints for eu-west-1 (S3, ECR, CloudWatch Logs and metrics, STS, SageMaker,
+    # Secrets Manager).
     assert {"s3.eu-west-1.amazonaws.com", "*.s3.eu-west-1.amazonaws.com", "api.ecr.eu-west-1.amazonaws.com",
             "*.dkr.ecr.eu-west-1.amazonaws.com", "logs.eu-west-1.amazonaws.com", "monitoring.eu-west-1.amazonaws.com",
             "sts.eu-west-1.amazonaws.com", "api.sagemaker.eu-west-1.amazonaws.com",
-            "*.fsx.eu-west-1.amazonaws.com"} <= flat("eu-west-1")
+            "secretsmanager.eu-west-1.amazonaws.com", "*.fsx.eu-west-1.amazonaws.com"} <= flat("eu-west-1")
 
 
 def test_no_name_of_another_region_and_no_open_wildcard() -> None:

@@ -98,7 +98,7 @@ def test_every_endpoint_has_a_policy_within_the_perimeter(synth: Synth, synthesi
     images = workload_images(synthesized_app, env)
     assert images, "the shipped workloads run AWS framework images: the ECR policy must name their repositories"
     endpoints = endpoint_statements(synth.template(env, "Network"))
-    assert len(endpoints) == 7
+    assert len(endpoints) == 8  # S3's gateway; ECR API and Docker, Logs, metrics, STS, SageMaker, Secrets Manager
     for logical_id, statements in endpoints.items():
         assert statements, f"{logical_id} has no policy: it admits anything in the subnet to any account"
         for statement in statements:
@@ -120,6 +120,17 @@ def test_image_pulls_reach_the_workloads_images_and_the_layer_bucket(synth: Synt
         resources = {r for statement in pulls for r in as_list(statement["Resource"])}
         assert workload_images(synthesized_app, env) | {
             f"arn:aws:ecr:{settings.region}:{settings.account}:repository/*"} <= resources
+
+
+@pytest.mark.parametrize("env", ENVS)
+def test_the_secrets_manager_endpoint_reads_this_accounts_secrets_in_this_region_only(synth: Synth, env: str) -> None:
+    settings = ENVIRONMENTS[env]
+    endpoints = endpoint_statements(synth.template(env, "Network"))
+    secrets = next(s for k, s in endpoints.items() if "SecretsManagerEndpoint" in k)
+    assert secrets == [{"Sid": "ReadAccountSecrets", "Effect": "Allow", "Action": "secretsmanager:GetSecretValue",
+                        "Principal": {"AWS": "*"},
+                        "Resource": f"arn:aws:secretsmanager:{settings.region}:{settings.account}:secret:*",
+                        "Condition": {"StringEquals": {"aws:PrincipalAccount": settings.account}}}]
 
 
 # The checker itself: each kind of widening of a real statement is caught.
