@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
+from compiler.describe import METADATA_KEY
 from compiler.project import Project
 from stacks.app import build_app
 from tests.project import ROOT
@@ -100,7 +101,10 @@ def test_workload_changes_show_shape_and_cost_before_and_after_with_fallbacks(ch
     rows = workload_changes("dev", changed["base"], changed["head"])
     (row,) = [r for r in rows if r.startswith("| gpt-smddp |")]
     cells = [c.strip() for c in row.strip("|").split("|")]
-    assert cells[1] == "instances, fallback_instance_types, max_instance_count"  # the ceiling follows the count
+    assert cells[1].split("<br>") == [  # each value that changed, before and after; the ceiling follows the count
+        "instances: ml.p4d.24xlarge x 2 -> ml.p4d.24xlarge x 3",
+        'fallback_instance_types: [] -> ["ml.p4de.24xlarge"]',
+        "max_instance_count: 2 -> 3"]
     assert cells[3] == "ml.p4d.24xlarge x 3"
     assert cells[5] == f"{2 * 37.688:,.2f}"  # list price per hour in compiler/data/instance_types.csv, 2 then 3 nodes
     assert cells[6] == f"{3 * 37.688:,.2f}<br>fallback ml.p4de.24xlarge: {3 * 47.11:,.2f}"
@@ -127,7 +131,10 @@ def test_review_command_on_a_repository(tmp_path: Path, capsys: pytest.CaptureFi
 
     out = capsys.readouterr().out
     assert code == 1, out
-    assert "**dev/Storage** `LustreFileSystem" in out and "(AWS::FSx::FileSystem) replaced" in out
+    (fsx,) = [line for line in out.splitlines() if line.startswith("- **dev/Storage** `LustreFileSystem")]
+    assert "(AWS::FSx::FileSystem) replaced (because " in fsx
+    # The deployment type the change made is named, with its values (not only the key the new type brings along).
+    assert "LustreConfiguration.DeploymentType changed: SCRATCH_2 -> PERSISTENT_2" in fsx
     assert "| gpt-finetune-single |" not in out  # the workload did not change
 
 
@@ -216,3 +223,60 @@ def test_permission_changes_list_each_statement_and_rule_added_or_removed() -> N
 def test_no_permission_change_says_so() -> None:
     assert permission_changes({"Access": {"resources": [], "iamStatements": []}}) == [
         "No IAM statement, managed policy attachment or security group rule changes.", ""]
+
+
+def _file_system(kind: str, storage: int, **more: Any) -> dict[str, Any]:
+    return {"Type": "AWS::FSx::FileSystem", "Properties": {
+        "FileSystemType": "LUSTRE", "StorageCapacity": storage, "SubnetIds": [{"Ref": "Subnet"}],
+        "LustreConfiguration": {"DeploymentType": kind, **more.pop("lustre", {})}, **more}}
+
+
+def _review(base_resources: dict[str, Any], head_resources: dict[str, Any]) -> tuple[str, int]:
+    base = Assembly({"dev": {"Storage": {"Resources": base_resources}}})
+    head = Assembly({"dev": {"Storage": {"Resources": head_resources}}})
+    return render("abc", base, head, template_diffs(ROOT, base, head), [], [])
+
+
+def test_a_deployment_type_change_names_its_cause_with_both_values() -> None:
+    """Issue 24: SCRATCH_2 -> PERSISTENT_2 was reported "because KmsKeyId changed"; the engine judges top-level
+    properties only, so the nested DeploymentType (which replaces the file system) went unnamed."""
+    report, code = _review({"Fs": _file_system("SCRATCH_2", 1200)},
+                           {"Fs": _file_system("PERSISTENT_2", 2400, KmsKeyId={"Ref": "Key"},
+                                               lustre={"PerUnitStorageThroughput": 125})})
+    assert code == 1
+    (line,) = [x for x in report.splitlines() if "`Fs` (AWS::FSx::FileSystem) replaced" in x]
+    assert "LustreConfiguration.DeploymentType changed: SCRATCH_2 -> PERSISTENT_2" in line
+    assert 'KmsKeyId changed: none -> {"Ref":"Key"}' in line  # the key a persistent file system takes replaces it too
+    assert "StorageCapacity" not in line  # an update in place, not a cause
+
+
+def test_a_nested_change_that_replaces_is_a_loss_though_the_engine_says_update() -> None:
+    """SCRATCH_1 -> SCRATCH_2 changes nothing at the top level that replaces: the CDK's engine calls it an update,
+    CloudFormation replaces the file system (LustreConfiguration.DeploymentType, causesReplacement in the spec)."""
+    report, code = _review({"Fs": _file_system("SCRATCH_1", 1200)}, {"Fs": _file_system("SCRATCH_2", 1200)})
+    assert code == 1
+    assert "replaced (because LustreConfiguration.DeploymentType changed: SCRATCH_1 -> SCRATCH_2)" in report
+
+
+def test_an_update_in_place_shows_the_values_before_and_after() -> None:
+    report, code = _review({"Fs": _file_system("PERSISTENT_2", 2400)}, {"Fs": _file_system("PERSISTENT_2", 4800)})
+    assert code == 0
+    (row,) = [x for x in report.splitlines() if x.startswith("| Storage | Fs |")]
+    assert row.endswith("| changed | StorageCapacity: 2400 -> 4800 |")
+
+
+def _machine(summary: dict[str, Any]) -> dict[str, Any]:
+    return {"Type": "AWS::StepFunctions::StateMachine", "Properties": {"StateMachineName": f"dev-{summary['name']}"},
+            "Metadata": {METADATA_KEY: summary}}
+
+
+def test_a_workload_change_shows_which_hyperparameter_changed_and_how() -> None:
+    before = {"name": "demo", "instances": [{"type": "ml.g5.xlarge", "count": 1}], "strategy": "single",
+              "hyperparameters": {"lr": 0.1, "epochs": 3, "name": "x"}, "max_run": 3600, "cost_per_hour_usd": 1.5}
+    after = {**before, "hyperparameters": {"lr": 0.2, "epochs": 3, "warmup": 10}, "max_run": 7200}
+    base = Assembly({"dev": {"Workloads01": {"Resources": {"M": _machine(before)}}}})
+    head = Assembly({"dev": {"Workloads02": {"Resources": {"M": _machine(after)}}}})
+    [_, _, row] = workload_changes("dev", base, head)
+    assert row.split(" | ")[1].split("<br>") == [
+        "hyperparameters.lr: 0.1 -> 0.2", "hyperparameters.name: x -> none", "hyperparameters.warmup: none -> 10",
+        "max_run: 3600 -> 7200", "stack: Workloads01 -> Workloads02"]

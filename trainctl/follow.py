@@ -27,11 +27,12 @@ from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from compiler import catalog
+from compiler.summaries import RunSummary
 from trainctl.aws import Clients, aws_errors
 from trainctl.durations import duration
 from trainctl.history import Launch, create_failure, history, launch_of
 from trainctl.run_lookup import RUNNING, describe
-from trainctl.run_summary import cost, summary
+from trainctl.run_summary import summary
 from trainctl.target import LOG_GROUP, Target
 
 _HOST = re.compile(r"^(?P<host>.+)-\d{9,}$")  # SageMaker's stream names end in the host's start time (epoch seconds)
@@ -280,14 +281,14 @@ class Follower:
         status = described["status"]
         name = described.get("name", self.arn)
         if status == "SUCCEEDED":
-            run = summary(described, events) or {}
-            estimate = cost(run)
+            run = summary(described, events) or RunSummary()
+            estimate = run.cost_usd
             price = (f", estimated ${estimate:.2f} at catalog list prices ({catalog.PRICE_REGION})"
                      if estimate is not None else "")
-            self.note(f"run {name} SUCCEEDED: job {run.get('job_name', '?')} {run.get('status', '')} after "
-                      f"{run.get('attempts', '?')} attempt(s){price}")
-            if run.get("model_artifacts"):
-                self.note(f"model: {run['model_artifacts']}")
+            self.note(f"run {name} SUCCEEDED: job {run.job_name or '?'} {run.status or ''} after "
+                      f"{'?' if run.attempts is None else run.attempts} attempt(s){price}")
+            if run.model_artifacts:
+                self.note(f"model: {run.model_artifacts}")
             return 0
         reason = ": ".join(p for p in (described.get("error"), described.get("cause")) if p)
         self.note(f"run {name} {status}" + (f": {reason}" if reason else ""))

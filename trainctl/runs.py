@@ -30,7 +30,7 @@ from trainctl.common import problem, project_of
 from trainctl.durations import duration, elapsed
 from trainctl.history import history, launches
 from trainctl.run_lookup import RUNNING, check_execution_name, parse_run, recent_executions, resolve_run
-from trainctl.run_summary import cost, summary
+from trainctl.run_summary import summary
 from trainctl.target import Target, environment, workload_target
 
 DEFAULT_INTERVAL = 10.0
@@ -146,11 +146,11 @@ def _row(clients: Clients, target: Target, execution: dict[str, Any], now: datet
     status = described["status"]
     if described.get("error"):
         status += f" ({described['error']})"
-    if run and run.get("instance_type"):
-        resources = f"{run.get('instance_count', '?')} x {run['instance_type']}"
+    if run and run.instance_type:
+        resources = f"{run.instance_count or '?'} x {run.instance_type}"
     else:
         resources = jobs[-1].resources if jobs else "-"
-    estimate = cost(run)
+    estimate = run.cost_usd if run else None
     return [
         described["name"], status, described["startDate"].astimezone(UTC).strftime("%Y-%m-%d %H:%M"),
         duration(elapsed(described, now)) + (" so far" if described["status"] == RUNNING else ""),

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from compiler.describe import METADATA_KEY
+from compiler.summaries import WorkloadSummary
 
 
 @dataclass
@@ -34,17 +35,25 @@ class Assembly:
         return sorted(other for other, template in self.templates.get(env, {}).items()
                       if other != besides and f'{{"Fn::ImportValue": "{export}"}}' in json.dumps(template))
 
-    def workloads(self, env: str) -> dict[str, dict[str, Any]]:
+    def workloads(self, env: str) -> dict[str, Placed]:
         """Workload summaries (template metadata of the state machines), with the stack that holds each."""
         found = {}
         for stack, template in self.templates.get(env, {}).items():
             for resource in template.get("Resources", {}).values():
                 if resource.get("Type") != "AWS::StepFunctions::StateMachine":
                     continue
-                summary = dict(resource.get("Metadata", {}).get(METADATA_KEY) or {})
-                name = summary.get("name") or str(resource["Properties"].get("StateMachineName", "")).removeprefix(f"{env}-")
-                found[name] = {**summary, "stack": stack}
+                summary = WorkloadSummary.of(resource.get("Metadata", {}).get(METADATA_KEY))
+                name = summary.name or str(resource["Properties"].get("StateMachineName", "")).removeprefix(f"{env}-")
+                found[name] = Placed(stack, summary)
         return found
+
+
+@dataclass(frozen=True)
+class Placed:
+    """A workload's summary and the stack that holds its state machine."""
+
+    stack: str
+    summary: WorkloadSummary
 
 
 def read_assembly(outdir: Path) -> Assembly:

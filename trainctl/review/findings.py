@@ -9,6 +9,7 @@ from typing import Any
 import yaml
 
 from trainctl.review.assembly import Assembly
+from trainctl.review.template_diff import ValueChange, value_changes
 
 # Resources that hold data or identity: replacing or removing one loses what is in it (or breaks what points at it).
 STATEFUL_TYPES = frozenset({
@@ -20,7 +21,6 @@ LOSSY = {"WILL_REPLACE": "replaced", "MAY_REPLACE": "may be replaced", "WILL_DES
          "WILL_ORPHAN": "removed from the stack (left behind, no longer managed)"}
 
 
-
 @dataclass(frozen=True)
 class Loss:
     """A stateful resource a change replaces or removes."""
@@ -30,7 +30,7 @@ class Loss:
     resource: str
     type: str
     impact: str
-    properties: tuple[str, ...]
+    causes: tuple[ValueChange, ...]  # the changes that replace it (none for a removal)
 
     @property
     def change(self) -> str:
@@ -47,8 +47,8 @@ def losses(diffs: Mapping[str, Mapping[str, Any]]) -> list[Loss]:
         for stack, diff in sorted(stacks.items()):
             for change in diff["resources"]:
                 if change["type"] in STATEFUL_TYPES and change["impact"] in LOSSY:
-                    lossy = tuple(p for p, impact in change["properties"].items() if "REPLACE" in impact)
-                    found.append(Loss(env, stack, change["id"], change["type"], change["impact"], lossy))
+                    causes = tuple(c for c in value_changes(change) if c.replaces != "no")
+                    found.append(Loss(env, stack, change["id"], change["type"], change["impact"], causes))
     return found
 
 

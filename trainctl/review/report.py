@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from compiler.summaries import WorkloadSummary
 from trainctl.review.acknowledgments import ACKNOWLEDGMENTS, acknowledged
 from trainctl.review.assembly import Assembly
 from trainctl.review.findings import LOSSY, STATEFUL_TYPES, BlockedExport, Loss, blocked_exports, losses
+from trainctl.review.template_diff import ValueChange, shown, value_changes
 from trainctl.schedule_report import review_lines
 
 
@@ -15,17 +17,34 @@ def _money(value: Any) -> str:
     return "n/a" if value is None else f"{value:,.2f}"
 
 
-def _shape(summary: Mapping[str, Any]) -> str:
-    return " + ".join(f"{i['type']} x {i['count']}" for i in summary.get("instances", [])) or "?"
-
-
-def _cost(summary: Mapping[str, Any] | None) -> str:
+def _cost(summary: WorkloadSummary | None) -> str:
     """The cost per hour, then each fallback type's (a capacity relaunch may run on any of them)."""
     if summary is None:
         return "-"
-    fallbacks = summary.get("fallback_cost_per_hour_usd") or {}
-    return _money(summary.get("cost_per_hour_usd")) + "".join(
-        f"<br>fallback {t}: {_money(c)}" for t, c in fallbacks.items())
+    fallbacks = summary.fallback_cost_per_hour_usd or {}
+    return _money(summary.cost_per_hour_usd) + "".join(f"<br>fallback {t}: {_money(c)}" for t, c in fallbacks.items())
+
+
+# What a workload change shows, in this order (its cost has columns of its own; gpus and efa follow the instances).
+COMPARED = ("instances", "fallback_instance_types", "image", "strategy", "hyperparameters", "inputs", "max_run",
+            "max_instance_count")
+
+
+def summary_changes(old: WorkloadSummary, new: WorkloadSummary) -> list[str]:
+    """`field: old -> new` for each compared field that changed; a hyperparameter (or other mapping) by its key."""
+    found = []
+    for name in COMPARED:
+        before, after = getattr(old, name), getattr(new, name)
+        if before == after:
+            continue
+        if name == "instances":
+            found.append(f"instances: {old.shape} -> {new.shape}")
+        elif isinstance(before, dict) and isinstance(after, dict):
+            found += [f"{name}.{key}: {shown(before.get(key))} -> {shown(after.get(key))}"
+                      for key in sorted(set(before) | set(after)) if before.get(key) != after.get(key)]
+        else:
+            found.append(f"{name}: {shown(before)} -> {shown(after)}")
+    return found
 
 
 def workload_changes(env: str, base: Assembly, head: Assembly) -> list[str]:
@@ -40,29 +59,31 @@ def workload_changes(env: str, base: Assembly, head: Assembly) -> list[str]:
             what = "added"
         elif new is None:
             what = "removed"
-        elif "instances" not in old:
+        elif old.summary.instances is None:
             what = "changed (the base revision predates workload summaries: compared by name only)"
         else:
-            what = ", ".join(k for k in ("instances", "fallback_instance_types", "image", "strategy", "hyperparameters",
-                                         "inputs", "max_run", "max_instance_count", "stack")
-                             if old.get(k) != new.get(k)) or "definition"
-        current = new or old or {}
-        rows.append(f"| {name} | {what} | {current.get('stack', '')} | {_shape(current)} | {current.get('strategy', '')} "
-                    f"| {_cost(old)} | {_cost(new)} |")
+            moved = [f"stack: {old.stack} -> {new.stack}"] if old.stack != new.stack else []
+            what = "<br>".join(_cell(c) for c in [*summary_changes(old.summary, new.summary), *moved]) or "definition"
+        current = new or old
+        assert current is not None  # one of them is there: the name came from one of them
+        rows.append(f"| {name} | {what} | {current.stack} | {current.summary.shape} | {current.summary.strategy or ''} "
+                    f"| {_cost(old.summary if old else None)} | {_cost(new.summary if new else None)} |")
     return rows if len(rows) > 2 else ["No workload changes."]
 
 
-def other_changes(env: str, stacks: Mapping[str, Any]) -> list[str]:
-    rows = ["| Stack | Resource | Type | Change | Properties |", "|---|---|---|---|---|"]
+def other_changes(stacks: Mapping[str, Any]) -> list[str]:
+    """Every resource change but the losses (listed first), each changed value with its old and new value."""
+    words = {"WILL_CREATE": "added", "WILL_UPDATE": "changed", "WILL_REPLACE": "replaced",
+             "MAY_REPLACE": "may be replaced", "WILL_DESTROY": "removed", "WILL_ORPHAN": "orphaned"}
+    rows = ["| Stack | Resource | Type | Change | Values |", "|---|---|---|---|---|"]
     for stack, diff in sorted(stacks.items()):
         for change in diff["resources"]:
             if change["type"] in STATEFUL_TYPES and change["impact"] in LOSSY:
                 continue
-            words = {"WILL_CREATE": "added", "WILL_UPDATE": "changed", "WILL_REPLACE": "replaced",
-                     "MAY_REPLACE": "may be replaced", "WILL_DESTROY": "removed", "WILL_ORPHAN": "orphaned"}
-            props = ", ".join(sorted(change["properties"]) + change["other"])
+            values = [_cell(c.text()) + (" (replaces it)" if c.replaces == "yes" else "")
+                      for c in value_changes(change)] + [_cell(o) for o in change["other"]]
             rows.append(f"| {stack} | {change['id']} | {change['type']} | {words.get(change['impact'], change['impact'])} "
-                        f"| {props} |")
+                        f"| {'<br>'.join(values)} |")
         if diff.get("permissionsBroadened"):
             rows.append(f"| {stack} | (IAM) | | **permissions broadened** | see the permission changes below |")
     return rows if len(rows) > 2 else ["No other resource changes."]
@@ -100,8 +121,13 @@ def permission_changes(stacks: Mapping[str, Any]) -> list[str]:
     return out or ["No IAM statement, managed policy attachment or security group rule changes.", ""]
 
 
+def _cause(change: ValueChange) -> str:
+    """`KmsKeyId changed: none -> {...}`; the values left out where they are long."""
+    return f"{change.path} changed{change.text()[len(change.path):]}"
+
+
 def _loss_line(loss: Loss, base: Assembly) -> str:
-    why = f" (because {', '.join(loss.properties)} changed)" if loss.properties else ""
+    why = f" (because {'; '.join(_cause(c) for c in loss.causes)})" if loss.causes else ""
     line = f"- **{loss.environment}/{loss.stack}** `{loss.resource}` ({loss.type}) {LOSSY[loss.impact]}{why}"
     users = base.importers(loss.environment, loss.stack, loss.resource)
     if users:
@@ -151,10 +177,10 @@ def render(base_ref: str, base: Assembly, head: Assembly, diffs: dict[str, dict[
         out += [f"### {env}", "", "#### Workloads", "", *workload_changes(env, base, head), "",
                 "#### Schedules and monthly budget", "",
                 *review_lines(base.templates.get(env, {}), head.templates.get(env, {})), "",
-                "#### Other resource changes", "", *other_changes(env, diffs.get(env, {})), "",
+                "#### Other resource changes", "", *other_changes(diffs.get(env, {})), "",
                 "#### Permission changes", "", *permission_changes(diffs.get(env, {})),
                 "#### Where each workload lives", ""]
-        where = {name: s["stack"] for name, s in head.workloads(env).items()}
+        where = {name: placed.stack for name, placed in head.workloads(env).items()}
         out += [", ".join(f"{name}: {stack}" for name, stack in sorted(where.items())) or "no workloads", ""]
     out += ["### Checks", "", f"- cdk-nag (this revision): {head.nag or 'no validation report'}"]
     out += [f"- warning: {w}" for w in warnings]

@@ -2,29 +2,80 @@
 // Compare CloudFormation templates with the CDK's own diff engine, @aws-cdk/cloudformation-diff (pinned in
 // package.json): the same engine `cdk diff` uses, which knows which property changes replace a resource.
 // Input on stdin: {"<stack>": {"old": <template or null>, "new": <template or null>}, ...}
-// Output on stdout: {"<stack>": {"resources": [{id, type, impact, properties: {name: impact}, other: [..]}],
+// Output on stdout: {"<stack>": {"resources": [{id, type, impact, properties: {name: impact}, other: [..],
+//                                               changes: [{path, old, new, replaces}]}],
 //                                "permissionsBroadened": bool, "securityGroupChanges": bool,
 //                                "iamStatements": [[...], ...], "managedPolicies": [[...], ...],
 //                                "securityGroupRules": [[...], ...]}, ...}
 // The three tables are the engine's own summaries (the ones `cdk diff` prints): a header row, then one row per
 // statement, attachment or rule, its first cell "+" (added) or "-" (removed).
+// `changes`: each changed value down to the nested property that changed (`LustreConfiguration.DeploymentType`),
+// old and new, and whether changing it replaces the resource ("yes", "maybe", "no"). The engine judges only
+// top-level properties; a nested one's `causesReplacement` comes from the same service spec database the engine
+// reads (@aws-cdk/aws-service-spec, the CloudFormation resource schemas and documentation), and a nested change that
+// replaces makes the resource's impact WILL_REPLACE (MAY_REPLACE for "maybe") where the engine said WILL_UPDATE.
 "use strict";
 const { fullDiff } = require("@aws-cdk/cloudformation-diff");
+const { loadAwsServiceSpecSync } = require("@aws-cdk/aws-service-spec");
+
+let database;
+function spec() {
+  database = database || loadAwsServiceSpecSync();
+  return database;
+}
+
+const REPLACES = { WILL_REPLACE: "yes", MAY_REPLACE: "maybe" };
+
+function isPlainObject(value) {
+  return value !== null && typeof value === "object" && !Array.isArray(value) &&
+    !Object.keys(value).some((k) => k === "Ref" || k.startsWith("Fn::"));
+}
+
+function same(a, b) {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+// The changed values under one property, down to the nested properties its type definition names.
+function changesOf(path, oldValue, newValue, propertySpec, replaces, out) {
+  const ref = propertySpec && propertySpec.type && propertySpec.type.type === "ref" && propertySpec.type.reference.$ref;
+  const definition = ref ? spec().get("typeDefinition", ref) : undefined;
+  if (definition && isPlainObject(oldValue || {}) && isPlainObject(newValue || {})) {
+    const keys = new Set([...Object.keys(oldValue || {}), ...Object.keys(newValue || {})]);
+    for (const key of [...keys].sort()) {
+      const before = (oldValue || {})[key], after = (newValue || {})[key];
+      if (same(before, after)) continue;
+      const nested = (definition.properties || {})[key];
+      changesOf(`${path}.${key}`, before, after, nested, (nested && nested.causesReplacement) || "no", out);
+    }
+    return;
+  }
+  out.push({ path, old: oldValue === undefined ? null : oldValue, new: newValue === undefined ? null : newValue,
+             replaces });
+}
+
+function resourceChanges(change, type) {
+  const out = [];
+  const model = type ? spec().lookup("resource", "cloudFormationType", "equals", type)[0] : undefined;
+  for (const [name, update] of Object.entries(change.propertyUpdates)) {
+    const impact = update.changeImpact || "WILL_UPDATE";
+    changesOf(name, update.oldValue, update.newValue, model && model.properties[name], REPLACES[impact] || "no", out);
+  }
+  return out;
+}
 
 function describe(diff) {
   const resources = [];
   diff.resources.forEachDifference((id, change) => {
+    const type = change.newResourceType || change.oldResourceType;
     const properties = {};
     for (const [name, update] of Object.entries(change.propertyUpdates)) {
       properties[name] = update.changeImpact || "WILL_UPDATE";
     }
-    resources.push({
-      id,
-      type: change.newResourceType || change.oldResourceType,
-      impact: change.changeImpact,
-      properties,
-      other: Object.keys(change.otherChanges),
-    });
+    const changes = change.oldValue && change.newValue ? resourceChanges(change, type) : [];
+    let impact = change.changeImpact;
+    if (impact === "WILL_UPDATE" && changes.some((c) => c.replaces === "yes")) impact = "WILL_REPLACE";
+    else if (impact === "WILL_UPDATE" && changes.some((c) => c.replaces === "maybe")) impact = "MAY_REPLACE";
+    resources.push({ id, type, impact, properties, other: Object.keys(change.otherChanges), changes });
   });
   return {
     resources,

@@ -1,11 +1,13 @@
 """Every stack's differences, from the CDK's own diff engine (`@aws-cdk/cloudformation-diff`, template_diff.js),
-which knows which property changes replace a resource."""
+which knows which property changes replace a resource, with each changed value down to the nested property."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,3 +33,30 @@ def template_diffs(project: Path, base: Assembly, head: Assembly) -> dict[str, d
         env_name, stack = key.split("/", 1)
         result.setdefault(env_name, {})[stack] = diff
     return result
+
+
+@dataclass(frozen=True)
+class ValueChange:
+    """One changed value of a resource: `LustreConfiguration.DeploymentType`, SCRATCH_2 -> PERSISTENT_2."""
+
+    path: str
+    old: Any
+    new: Any
+    replaces: str  # "yes", "maybe" or "no": whether CloudFormation replaces the resource for it
+
+    def text(self, limit: int = 80) -> str:
+        """`path: old -> new`, or `path` alone where a value is longer than `limit` (a definition, a policy)."""
+        old, new = shown(self.old), shown(self.new)
+        return self.path if max(len(old), len(new)) > limit else f"{self.path}: {old} -> {new}"
+
+
+def shown(value: Any) -> str:
+    """A template value as the report shows it: text as is, `none` where absent, anything else as compact JSON."""
+    if value is None:
+        return "none"
+    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+
+
+def value_changes(change: Mapping[str, Any]) -> list[ValueChange]:
+    """The changed values of one resource change of `template_diffs` (none for a resource added or removed)."""
+    return [ValueChange(c["path"], c["old"], c["new"], c["replaces"]) for c in change.get("changes", [])]
