@@ -19,8 +19,9 @@ from platform_constructs.network import TrainingNetwork
 
 pytestmark = pytest.mark.synth
 ENVS = ("dev", "prod")
-WORKLOADS = {"gpt-finetune-single", "gpt-horovod-mpi", "gpt-smddp", "gpt-smp-v1", "gpt-torchrun-fsx"}
-READS_FSX = {"gpt-torchrun-fsx"}
+WORKLOADS = {"gpt-finetune-single", "gpt-horovod-mpi", "gpt-smddp", "gpt-smp-v1", "gpt-torchrun-fsx", "platform-smoke",
+             "platform-smoke-gpu"}
+READS_FSX = {"gpt-torchrun-fsx", "platform-smoke", "platform-smoke-gpu"}
 LUSTRE_PORTS = [988, *range(1018, 1024)]
 
 

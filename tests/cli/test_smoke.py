@@ -1,0 +1,472 @@
+"""`trainctl smoke --env ENV` (issue 22): the smoke workload's real state machine in moto, every row's pass and fail.
+
+The end-to-end tests run `trainctl smoke` against platform-smoke's definition as synth builds it (moto's Step
+Functions interpreter, the state-machine tests' fake SageMaker), with each job's log lines written in the format
+training/smoke/smoke.py prints (its own `Report.check` makes them) and its metrics put where SageMaker puts them.
+Every other fail path is a table built from gathered facts (`smoke.rows`), one test per row. Expected texts are
+written out here, never taken from the code under test.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import io
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import boto3
+import pytest
+
+from compiler import state_machine as sm
+from tests.cli.cloud import CloudSageMaker
+from tests.cli.conftest import DEV
+from tests.project import ROOT, loaded
+from tests.statemachine.harness import Deployed, type_requests
+from tests.statemachine.sagemaker_sync import completes, fails, installed
+from trainctl import smoke
+from trainctl.follow import LogLine
+from trainctl.history import Launch
+from trainctl.preflight_checks.base import FAIL, PASS, SKIP
+
+SCRIPT = ROOT / "training" / "smoke" / "smoke.py"
+RELAUNCH = ("AlgorithmError: CapacityError (simulated by the platform smoke test: attempt 0 asks the state machine "
+            "for a relaunch, to prove the checkpoint resume; no capacity was missing)")
+HOSTS = ("algo-1", "algo-2")
+
+
+def _script() -> Any:
+    spec = importlib.util.spec_from_file_location("smoke_job_for_cli", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+JOB_SCRIPT = _script()
+
+
+def line(check: str, ok: bool, detail: str = "") -> str:
+    """A check's line exactly as the job prints it."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        JOB_SCRIPT.Report().check(check, ok, detail)
+    return out.getvalue().rstrip("\n")
+
+
+def good_lines(job: str, attempt: int, nonce: str, first_job: str) -> list[str]:
+    """One host's lines of a healthy attempt: 0 writes the checkpoint and asks for the relaunch, 1 resumes."""
+    lines = [f"smoke: host=algo-n job={job} attempt={attempt}", line("started", True, "python=3.12.8"),
+             line("s3_read", True, f"nonce={nonce} path=/opt/ml/input/data/smoke/seed.json"),
+             line("fsx_read", True, f"nonce={nonce} path=/opt/ml/input/data/fsx/seed.json")]
+    if attempt == 0:
+        lines.append(line("checkpoint_written", True, f"written_by={job} path=/opt/ml/checkpoints/smoke-algo-n.json"))
+    else:
+        lines.append(line("checkpoint_resumed", True, f"written_by={first_job} path=/opt/ml/checkpoints/x.json"))
+    lines += ["smoke_rendezvous_ms=41.5", line("rendezvous", True, "backend=gloo world=2 sum=3 expected=3")]
+    lines.append("smoke: CapacityError (simulated ...)" if attempt == 0 else "smoke_passed=1")
+    return lines
+
+
+Scenario = Callable[[str, int, str], dict[str, list[str]]]  # (job, attempt, first job) -> per host, its lines
+
+
+@dataclass
+class SmokeSageMaker(CloudSageMaker):
+    """The fake SageMaker, with each job's hosts logging what `scenario` says and SageMaker's metrics put."""
+
+    scenario: Scenario | None = None
+    metrics: bool = True
+    first_job: str = ""
+    seen: list[str] = field(default_factory=list)
+
+    def write_logs(self, job: str, lines: dict[str, list[tuple[int, str]]]) -> None:
+        attempt = int(job.rsplit("-", 1)[1])
+        self.first_job = self.first_job or job
+        self.seen.append(job)
+        assert self.scenario is not None
+        by_host = self.scenario(job, attempt, self.first_job)
+        super().write_logs(job, {host: [(n * 10 + int(host[-1]), text) for n, text in enumerate(texts)]
+                                 for host, texts in by_host.items()})
+        if self.metrics and attempt > 0:
+            cloudwatch = boto3.client("cloudwatch", region_name=self.region)
+            for host in by_host:
+                cloudwatch.put_metric_data(Namespace="/aws/sagemaker/TrainingJobs", MetricData=[{
+                    "MetricName": "smoke:passed", "Dimensions": [{"Name": "Host", "Value": f"{job}/{host}"}],
+                    "Value": 1.0, "Timestamp": datetime.now(UTC)}])
+
+
+def healthy(nonce: str) -> Scenario:
+    return lambda job, attempt, first: {h: good_lines(job, attempt, nonce, first) for h in HOSTS}
+
+
+@pytest.fixture(scope="module")
+def machine(aws) -> Deployed:
+    """platform-smoke's state machine as synth builds it, and the data bucket its channel reads."""
+    workload = {w.name: w for w in loaded().workloads(DEV.name)}["platform-smoke"]
+    deployed = Deployed(sm.spec_for(workload, DEV), type_requests(workload, DEV))
+    bucket = json.loads(deployed.text)  # the deploy-time values are filled in: find the channel's bucket
+    uri = next(node["DataSource"]["S3DataSource"]["S3Uri"] for node in _walk(bucket)
+               if node.get("ChannelName") == "smoke")
+    boto3.client("s3", region_name=DEV.region).create_bucket(Bucket=uri.split("/")[2])
+    return deployed
+
+
+def _walk(node: Any) -> Any:
+    if isinstance(node, dict):
+        yield node
+        for value in node.values():
+            yield from _walk(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _walk(value)
+
+
+def run_smoke(cli: Any, monkeypatch: pytest.MonkeyPatch, name: str, fake: SmokeSageMaker, *extra: str) -> Any:
+    monkeypatch.setattr(smoke, "run_name", lambda: name)
+    with installed(fake):
+        return cli("smoke", "--env", "dev", "--interval", "0.02", "--metrics-wait", "0", *extra)
+
+
+def table_rows(out: str) -> dict[str, tuple[str, str]]:
+    """The printed table: check -> (result, detail)."""
+    rows = {}
+    for text in out.splitlines()[2:]:
+        cells = [c.strip() for c in text.strip("|").split(" | ")]
+        rows[cells[0]] = (cells[1], cells[2])
+    return rows
+
+
+# ------------------------------------------------------------------------------------------------ end to end
+
+
+def test_a_healthy_platform_passes_every_row(cli, machine, monkeypatch) -> None:
+    name = "smoke-e2e-pass"
+    fake = SmokeSageMaker(script=[fails(RELAUNCH), completes(300)], region=DEV.region, account=DEV.account,
+                          scenario=healthy(name))
+    result = run_smoke(cli, monkeypatch, name, fake)
+    assert result.code == 0, result.out + result.err
+    rows = table_rows(result.out)
+    assert list(rows) == ["run", "image-and-code", "s3-input", "fsx-mount", "rendezvous", "efa", "relaunch",
+                          "checkpoint-resume", "metrics", "logs", "notification", "cost"]
+    assert {k: v[0] for k, v in rows.items()} == {**{k: "PASS" for k in rows}, "efa": "SKIP"}
+    first, second = fake.seen
+    assert first.endswith("-0") and second.endswith("-1")
+    assert rows["relaunch"][1] == f"{first} asked for it; the state machine relaunched {second}"
+    assert rows["checkpoint-resume"][1] == (f"{first} wrote it, {second} read it back from the run's checkpoint "
+                                            "prefix")
+    assert rows["rendezvous"][1].endswith("slowest host 42 ms")
+    # 2 x ml.c5.xlarge: the price the definition carries, times 120 + 300 billable seconds
+    assert rows["cost"][1].startswith("$") and "420 billable s over 2 job(s) on 2 x ml.c5.xlarge" in rows["cost"][1]
+    # the seed the job read: this run's nonce, in the channel's prefix of the data bucket
+    uri = next(n["DataSource"]["S3DataSource"]["S3Uri"] for n in _walk(json.loads(machine.text))
+               if n.get("ChannelName") == "smoke")
+    bucket, prefix = uri[5:].split("/", 1)
+    seed = boto3.client("s3", region_name=DEV.region).get_object(Bucket=bucket, Key=prefix + "seed.json")
+    assert json.loads(seed["Body"].read())["nonce"] == name
+    assert f"started {name}: platform-smoke in dev (seed {uri}seed.json)" in result.err
+    assert "smoke dev: 11 pass, 0 fail, 1 skip" in result.err
+
+
+def test_a_broken_platform_fails_its_rows_and_exits_1(cli, machine, monkeypatch) -> None:
+    """The S3 channel reads an old seed, FSx is not mounted, and no metric reaches CloudWatch."""
+    name = "smoke-e2e-broken"
+
+    def broken(job: str, attempt: int, first: str) -> dict[str, list[str]]:
+        lines = {h: good_lines(job, attempt, "an-old-nonce", first) for h in HOSTS}
+        lines["algo-2"] = [text.replace("smoke_fsx_read=1", "smoke_fsx_read=0") for text in lines["algo-2"]]
+        return lines
+
+    fake = SmokeSageMaker(script=[fails(RELAUNCH), completes(300)], region=DEV.region, account=DEV.account,
+                          scenario=broken, metrics=False)
+    result = run_smoke(cli, monkeypatch, name, fake)
+    assert result.code == 1
+    rows = table_rows(result.out)
+    assert rows["run"][0] == PASS.upper() and rows["relaunch"][0] == "PASS"
+    assert rows["s3-input"] == ("FAIL", "algo-1, algo-2 read a seed that is not this run's (expected nonce "
+                                        f"{name}): the channel did not read the object just written")
+    assert rows["fsx-mount"][0] == "FAIL" and rows["fsx-mount"][1].startswith(f"algo-2 (failed) of {fake.seen[1]};")
+    assert rows["metrics"][0] == "FAIL" and "algo-1, algo-2" in rows["metrics"][1]
+    assert "smoke dev: 8 pass, 3 fail, 1 skip" in result.err
+
+
+class RunningFollower:
+    """A Follower whose run never ends: each poll says RUNNING until the run is stopped."""
+
+    def __init__(self) -> None:
+        self.clients, self.target, self.arn, self.interval = object(), object(), "arn:run", 5.0
+        self.stopped = False
+        self.polls = 0
+
+    def poll(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        self.polls += 1
+        return {"status": "ABORTED" if self.stopped else "RUNNING"}, []
+
+
+def test_a_run_past_the_timeout_is_stopped(monkeypatch) -> None:
+    follower = RunningFollower()
+    now = [0.0]
+    stops: list[str] = []
+
+    def stop(clients: Any, target: Any, arn: str) -> None:
+        stops.append(arn)
+        follower.stopped = True
+
+    monkeypatch.setattr(smoke, "stop_execution", stop)
+    ended = smoke.wait(follower, 12, lambda s: now.__setitem__(0, now[0] + s), clock=lambda: now[0])  # type: ignore[arg-type]
+    assert ended is False and stops == ["arn:run"]
+    assert now[0] == 15  # polled at 0, 5, 10 and 15 s: past 12, the run was stopped, then it ended
+    row = by_check(observed(status="ABORTED", timed_out=True))["run"]
+    assert (row.status, row.detail) == (FAIL, "ABORTED (stopped by trainctl smoke after --timeout)")
+
+
+def test_a_run_that_ends_in_time_is_not_stopped(monkeypatch) -> None:
+    follower = RunningFollower()
+    follower.stopped = True  # it has ended already
+    monkeypatch.setattr(smoke, "stop_execution", lambda *a: pytest.fail("stopped a finished run"))
+    assert smoke.wait(follower, 12, lambda s: None, clock=lambda: 0.0) is True  # type: ignore[arg-type]
+
+
+def test_a_workload_not_deployed_is_one_line(cli, machine, monkeypatch) -> None:
+    """The GPU variant's state machine was never created here."""
+    monkeypatch.setattr(smoke, "run_name", lambda: "smoke-never")
+    result = cli("smoke", "--env", "dev", "--gpu")
+    assert result.code == 1 and result.out == ""
+    assert result.err.strip() == ("workload platform-smoke-gpu is not deployed to dev: there is no state machine "
+                                  "dev-platform-smoke-gpu in account 111111111111, us-east-1. Deploy it with "
+                                  "`npx cdk deploy 'dev/*'`")
+
+
+def test_a_refused_seed_is_one_line_and_starts_nothing(cli, machine, monkeypatch, sfn) -> None:
+    uri = next(n["DataSource"]["S3DataSource"]["S3Uri"] for n in _walk(json.loads(machine.text))
+               if n.get("ChannelName") == "smoke")
+    bucket = uri.split("/")[2]
+    monkeypatch.setattr(smoke, "run_name", lambda: "smoke-no-seed")
+    monkeypatch.setattr(smoke.SmokeClients, "s3", _refusing_s3())
+    result = cli("smoke", "--env", "dev")
+    assert result.code == 1 and result.out == ""
+    assert result.err.startswith(f"could not write the seed s3://{bucket}/smoke/seed.json: An error occurred "
+                                 "(AccessDenied)")
+    assert result.err.rstrip().endswith("the credentials need s3:PutObject there and kms:GenerateDataKey on "
+                                        "environment dev's key")
+    names = [e["name"] for e in sfn.list_executions(stateMachineArn=machine.arn)["executions"]]
+    assert "smoke-no-seed" not in names
+
+
+def _refusing_s3() -> Any:
+    """An S3 client whose PutObject is refused as AWS refuses it without the permission (moto would accept it)."""
+    from botocore.stub import Stubber
+
+    client = boto3.client("s3", region_name=DEV.region)
+    stubber = Stubber(client)
+    stubber.add_client_error("put_object", "AccessDenied", "Access Denied", 403)
+    stubber.activate()
+    return client
+
+
+def test_missing_credentials_are_one_line(cli, monkeypatch) -> None:
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/aws-config")
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/aws-credentials")
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    result = cli("smoke", "--env", "dev")
+    assert result.code == 1 and result.out == ""
+    assert result.err.strip() == ("credentials: no AWS credentials found; configure them for account 111111111111 "
+                                  "(environment "
+                                  "dev), e.g. `aws sso login` or AWS_PROFILE")
+
+
+def test_bad_options_and_environments_are_one_line(cli) -> None:
+    result = cli("smoke", "--env", "dev", "--timeout", "0")
+    assert result.code == 1
+    assert result.err.strip() == "--timeout must be above 0 seconds, --interval and --metrics-wait at least 0"
+    result = cli("smoke", "--env", "nowhere")
+    assert result.code == 1 and result.err.strip() == "unknown environment 'nowhere'; cdk.json declares dev, prod"
+
+
+# ------------------------------------------------------------------------------------------------ every row's fail
+
+
+def job_facts(name: str, lines: dict[str, list[str]], status: str = "Completed", reason: str = "",
+              billable: int | None = 100, count: int = 2) -> smoke.JobFacts:
+    description: dict[str, Any] = {"TrainingJobStatus": status}
+    if reason:
+        description["FailureReason"] = reason
+    if billable is not None:
+        description["BillableTimeInSeconds"] = billable
+    facts = smoke.JobFacts(Launch(name, "ml.c5.xlarge", count), description)
+    facts.read([LogLine(n, host, text, name) for host, texts in lines.items() for n, text in enumerate(texts)])
+    return facts
+
+
+FIRST, SECOND = "platform-smoke-0123456789ab-0", "platform-smoke-0123456789ab-1"
+NONCE = "smoke-20261126-080000-abcd"
+SUMMARY = {"job_name": SECOND, "execution_arn": "arn:x", "cost_per_hour_usd": 0.408, "billable_seconds": 300}
+
+
+def observed(jobs: list[smoke.JobFacts] | None = None, status: str = "SUCCEEDED", events: list[dict[str, Any]] | None
+             = None, has_fsx: bool = True, gpu: bool = False, metric_hosts: set[str] | None = None,
+             timed_out: bool = False, **described: Any) -> smoke.Observed:
+    if jobs is None:
+        jobs = [job_facts(FIRST, {h: good_lines(FIRST, 0, NONCE, FIRST) for h in HOSTS}, "Failed", RELAUNCH, 120),
+                job_facts(SECOND, {h: good_lines(SECOND, 1, NONCE, FIRST) for h in HOSTS}, billable=300)]
+    published = {"type": "TaskSucceeded", "taskSucceededEventDetails": {"resourceType": "sns", "resource": "publish"}}
+    hosts = {f"{SECOND}/{h}" for h in HOSTS} if metric_hosts is None else metric_hosts
+    return smoke.Observed({"status": status, "name": NONCE, "output": json.dumps(SUMMARY), **described},
+                          [published] if events is None else events, jobs, NONCE, has_fsx, gpu, hosts, timed_out)
+
+
+def by_check(o: smoke.Observed) -> dict[str, smoke.Result]:
+    return {r.check: r for r in smoke.rows(o)}
+
+
+def test_every_row_passes_on_healthy_facts() -> None:
+    rows = by_check(observed())
+    assert {k: r.status for k, r in rows.items() if r.status != PASS} == {"efa": SKIP}
+    assert rows["cost"].detail.startswith("$0.0476: 420 billable s over 2 job(s) on 2 x ml.c5.xlarge at $0.408/h")
+
+
+def test_a_failed_run_names_its_error_and_cause() -> None:
+    row = by_check(observed(status="FAILED", error="TrainingJobFailed", cause="platform-smoke job Failed"))["run"]
+    assert (row.status, row.detail) == (FAIL, "FAILED: TrainingJobFailed: platform-smoke job Failed")
+
+
+def test_without_any_job_every_job_row_fails() -> None:
+    rows = by_check(observed(jobs=[], status="FAILED", error="AlreadyRunning", events=[]))
+    for check in ("image-and-code", "s3-input", "fsx-mount", "rendezvous", "relaunch", "checkpoint-resume",
+                  "metrics", "logs", "notification"):
+        assert rows[check].status == FAIL, check
+    assert rows["image-and-code"].detail == "no training job was launched; see the run row"
+    assert rows["notification"].detail == "the run never published its result (it ended before the notification)"
+
+
+def test_a_host_that_never_ran_the_script_fails_image_and_code() -> None:
+    broken = job_facts(SECOND, {"algo-1": good_lines(SECOND, 1, NONCE, FIRST)}, "Failed",
+                       "AlgorithmError: CannotStartContainerError")
+    row = by_check(observed(jobs=[broken]))["image-and-code"]
+    assert row.status == FAIL
+    assert row.detail.startswith(f"algo-2 (no line) of {SECOND}; the job Failed: AlgorithmError: "
+                                 "CannotStartContainerError; read the job's FailureReason")
+
+
+def test_fsx_is_skipped_without_a_file_system_and_fails_without_its_channel() -> None:
+    assert by_check(observed(has_fsx=False))["fsx-mount"].status == SKIP
+    no_channel = [job_facts(SECOND, {h: [t for t in good_lines(SECOND, 1, NONCE, FIRST) if "fsx" not in t]
+                                     for h in HOSTS})]
+    row = by_check(observed(jobs=no_channel))["fsx-mount"]
+    assert row.status == FAIL and row.detail.startswith("the job has no fsx channel although the environment has a "
+                                                        "file system")
+
+
+def test_a_failed_rendezvous_names_the_security_group() -> None:
+    lines = {h: [t.replace("smoke_rendezvous=1", "smoke_rendezvous=0") for t in good_lines(SECOND, 1, NONCE, FIRST)]
+             for h in HOSTS}
+    row = by_check(observed(jobs=[job_facts(FIRST, lines)]))["rendezvous"]
+    assert row.status == FAIL and "algo-1 (failed), algo-2 (failed)" in row.detail
+    assert row.detail.endswith("the job security group must admit all traffic from itself (port 29500 here)")
+
+
+def test_efa_is_checked_with_gpu_only() -> None:
+    jobs = observed().jobs
+    assert by_check(observed(gpu=True))["efa"].status == FAIL  # the hosts printed no smoke_efa line
+    for job in jobs:
+        for host in job.hosts.values():
+            host.checks["efa"] = 1
+    assert by_check(observed(jobs=jobs, gpu=True))["efa"].status == PASS
+
+
+def test_no_relaunch_or_another_failure_fails_relaunch_and_checkpoint() -> None:
+    one = [job_facts(FIRST, {h: good_lines(FIRST, 0, NONCE, FIRST) for h in HOSTS})]
+    rows = by_check(observed(jobs=one))
+    assert rows["relaunch"].status == FAIL and rows["relaunch"].detail.startswith(
+        f"one job only ({FIRST}, Completed): attempt 0 did not ask for a relaunch")
+    assert rows["checkpoint-resume"].detail == "no relaunch to resume (see relaunch)"
+    jobs = observed().jobs
+    jobs[0].description = {"TrainingJobStatus": "Failed", "FailureReason": "AlgorithmError: OOM"}
+    assert by_check(observed(jobs=jobs))["relaunch"].detail == f"{FIRST} failed without CapacityError: " \
+                                                                "AlgorithmError: OOM"
+
+
+def test_a_checkpoint_not_written_not_found_or_foreign_fails() -> None:
+    jobs = observed().jobs
+    jobs[0].hosts["algo-2"].checks.pop("checkpoint_written")
+    assert by_check(observed(jobs=jobs))["checkpoint-resume"].detail == f"{FIRST} wrote no checkpoint on " \
+                                                                         "algo-2 (no line)"
+    jobs = observed().jobs
+    jobs[1].hosts["algo-1"].checks["checkpoint_resumed"] = 0
+    assert by_check(observed(jobs=jobs))["checkpoint-resume"].detail.startswith(
+        f"{SECOND} found no checkpoint on algo-1 (failed): the run's checkpoint prefix did not carry it over")
+    jobs = observed().jobs
+    jobs[1].hosts["algo-2"].fields["written_by"] = "platform-smoke-ffffffffffff-0"
+    assert by_check(observed(jobs=jobs))["checkpoint-resume"].detail == (
+        f"algo-2 of {SECOND} read a checkpoint not written by {FIRST}")
+
+
+def test_missing_metrics_and_silent_hosts_fail() -> None:
+    row = by_check(observed(metric_hosts={f"{SECOND}/algo-1"}))["metrics"]
+    assert row.status == FAIL and row.detail.startswith(f"CloudWatch has no smoke:passed for algo-2 of {SECOND} in "
+                                                        "/aws/sagemaker/TrainingJobs")
+    jobs = observed().jobs
+    jobs[0].hosts.pop("algo-1")
+    row = by_check(observed(jobs=jobs))["logs"]
+    assert row.status == FAIL and row.detail.startswith(f"no log lines from {FIRST}/algo-1 in "
+                                                        "/aws/sagemaker/TrainingJobs")
+
+
+def test_a_failed_publish_fails_the_notification() -> None:
+    failed = {"type": "TaskFailed", "taskFailedEventDetails": {"resourceType": "sns", "resource": "publish",
+                                                               "error": "SNS.AuthorizationErrorException",
+                                                               "cause": "not allowed"}}
+    row = by_check(observed(events=[failed]))["notification"]
+    assert (row.status, row.detail) == (FAIL, "publishing to the runs topic failed: SNS.AuthorizationErrorException: "
+                                              "not allowed; check the topic's key policy and the state machine role")
+
+
+def test_cost_without_a_price_is_skipped_and_counts_unknown_jobs() -> None:
+    o = observed(output=json.dumps({**SUMMARY, "cost_per_hour_usd": None}))
+    assert by_check(o)["cost"].status == SKIP
+    jobs = observed().jobs
+    jobs[0].description = {"TrainingJobStatus": "Failed", "FailureReason": RELAUNCH}
+    row = by_check(observed(jobs=jobs))["cost"]
+    assert row.detail.startswith("$0.0340: 300 billable s over 2 job(s)") and row.detail.endswith(
+        ", 1 job(s) without billable time")
+
+
+def test_metrics_are_waited_for_until_every_host_has_one(aws) -> None:
+    """CloudWatch may trail the job: the query repeats until both hosts show, or the patience runs out."""
+    cloudwatch = boto3.client("cloudwatch", region_name=DEV.region)
+    job = job_facts("platform-smoke-aaaaaaaaaaaa-1", {})
+    clients = _clients()
+    now = [0.0]
+    sleeps: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+        now[0] += seconds
+        host = f"algo-{len(sleeps)}"
+        cloudwatch.put_metric_data(Namespace="/aws/sagemaker/TrainingJobs", MetricData=[{
+            "MetricName": "smoke:passed", "Dimensions": [{"Name": "Host", "Value": f"{job.launch.job_name}/{host}"}],
+            "Value": 1.0, "Timestamp": datetime.now(UTC)}])
+
+    target = smoke.Target(DEV, "platform-smoke")
+    found = smoke.metric_hosts(clients, target, job, datetime.now(UTC), 300, sleep, clock=lambda: now[0])
+    assert found == {f"{job.launch.job_name}/algo-1", f"{job.launch.job_name}/algo-2"} and sleeps == [30, 30]
+    later = job_facts("platform-smoke-bbbbbbbbbbbb-1", {})
+    assert smoke.metric_hosts(clients, target, later, datetime.now(UTC), 45, lambda s: now.__setitem__(0, now[0] + s),
+                              clock=lambda: now[0]) == set()
+
+
+def _clients() -> smoke.SmokeClients:
+    return smoke.SmokeClients(DEV, None)
+
+
+def test_the_spec_feeds_the_metric_the_command_reads() -> None:
+    for path in sorted((ROOT / "workloads").glob("platform-smoke*.yaml")):
+        text = path.read_text()
+        assert '{Name: "smoke:passed", Regex: "smoke_passed=([0-9.]+)"}' in text, path
