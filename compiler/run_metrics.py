@@ -17,7 +17,13 @@ CAPACITY_EXHAUSTED = "CapacityExhausted"  # one per run that ended with every re
 ENVIRONMENT = "Environment"
 WORKLOAD = "Workload"
 
+# Step Functions' own metrics of a state machine (Step Functions developer guide, "Monitoring Step Functions metrics
+# using Amazon CloudWatch": execution metrics, dimension StateMachineArn).
 STATES_NAMESPACE = "AWS/States"
+STATE_MACHINE = "StateMachineArn"
+EXECUTIONS_STARTED = "ExecutionsStarted"
+EXECUTIONS_SUCCEEDED = "ExecutionsSucceeded"
+EXECUTIONS_FAILED = "ExecutionsFailed"
 JOBS_NAMESPACE = "/aws/sagemaker/TrainingJobs"
 UTILIZATION = ("GPUUtilization", "GPUMemoryUtilization", "CPUUtilization", "MemoryUtilization")
 

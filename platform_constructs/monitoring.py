@@ -49,9 +49,9 @@ def dashboard_body(title: str, region: str, environment: str, rows: Sequence[tup
 
 
 def _graphs(workload: Workload, arn: str, environment: str) -> list[tuple[str, list[Any]]]:
-    runs = [[run_metrics.STATES_NAMESPACE, metric, "StateMachineArn", arn, {"label": label, "stat": "Sum"}]
-            for metric, label in (("ExecutionsStarted", "started"), ("ExecutionsSucceeded", "succeeded"),
-                                  ("ExecutionsFailed", "failed"))]
+    runs = [[run_metrics.STATES_NAMESPACE, metric, run_metrics.STATE_MACHINE, arn, {"label": label, "stat": "Sum"}]
+            for metric, label in ((run_metrics.EXECUTIONS_STARTED, "started"),
+                                  (run_metrics.EXECUTIONS_SUCCEEDED, "succeeded"), (run_metrics.EXECUTIONS_FAILED, "failed"))]
     runs.append([run_metrics.NAMESPACE, run_metrics.CAPACITY_RELAUNCHES, run_metrics.ENVIRONMENT, environment,
                  run_metrics.WORKLOAD, workload.name, {"label": "relaunches", "stat": "Sum"}])
 

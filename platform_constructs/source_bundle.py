@@ -12,7 +12,6 @@ import os
 import tempfile
 from pathlib import Path
 
-from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3_assets as s3_assets
 from constructs import Construct
 
@@ -42,7 +41,7 @@ def write_bundle(code: Code, project_root: Path, build_dir: Path) -> Path:
 
 
 class SourceBundle(Construct):
-    """The code asset; `grant_read` lets a role read exactly its object."""
+    """The code asset (the workload's execution role reads exactly its object: `TrainingWorkload`)."""
 
     def __init__(self, scope: Construct, construct_id: str, *, path: Path) -> None:
         super().__init__(scope, construct_id)
@@ -56,7 +55,3 @@ class SourceBundle(Construct):
     @property
     def object_key(self) -> str:
         return self.asset.s3_object_key
-
-    def grant_read(self, grantee: iam.IGrantable) -> iam.Grant:
-        return iam.Grant.add_to_principal(grantee=grantee, actions=["s3:GetObject"],
-                                          resource_arns=[self.asset.bucket.arn_for_objects(self.asset.s3_object_key)])

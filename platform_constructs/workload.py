@@ -244,61 +244,18 @@ class TrainingWorkload(Construct):
         return [iam.PolicyStatement(sid="ListOwnExecutions", actions=["states:ListExecutions"],
                                     resources=[self.state_machine_arn])]
 
-    # ------------------------------------------------------------------------------------------------- grants
-
-    def grant_start_execution(self, grantee: iam.IGrantable) -> iam.Grant:
-        """Start runs of this workload (the console's and `trainctl start`'s permission)."""
-        return iam.Grant.add_to_principal(grantee=grantee, actions=["states:StartExecution"],
-                                          resource_arns=[self.state_machine_arn])
-
-    def grant_read(self, grantee: iam.IGrantable) -> iam.Grant:
-        """Follow runs of this workload: executions, their history and their jobs."""
-        executions = cdk.Stack.of(self).format_arn(service="states", resource="execution",
-                                                   resource_name=f"{self.state_machine_name}:*",
-                                                   arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME)
-        iam.Grant.add_to_principal(grantee=grantee, actions=["states:DescribeStateMachine", "states:ListExecutions"],
-                                   resource_arns=[self.state_machine_arn])
-        return iam.Grant.add_to_principal(grantee=grantee, resource_arns=[executions],
-                                          actions=["states:DescribeExecution", "states:GetExecutionHistory"])
-
-    def grant_stop_execution(self, grantee: iam.IGrantable) -> iam.Grant:
-        executions = cdk.Stack.of(self).format_arn(service="states", resource="execution",
-                                                   resource_name=f"{self.state_machine_name}:*",
-                                                   arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME)
-        return iam.Grant.add_to_principal(grantee=grantee, actions=["states:StopExecution"], resource_arns=[executions])
-
-    # ------------------------------------------------------------------------------------------------- metrics
-
-    def metric(self, metric_name: str, **props: object) -> cloudwatch.Metric:
-        """A Step Functions metric of this workload's state machine (AWS/States, by StateMachineArn)."""
-        return cloudwatch.Metric(namespace="AWS/States", metric_name=metric_name,
-                                 dimensions_map={"StateMachineArn": self.state_machine_arn},
-                                 statistic="Sum", **props)
-
-    def metric_started(self, **props: object) -> cloudwatch.Metric:
-        return self.metric("ExecutionsStarted", **props)
-
-    def metric_succeeded(self, **props: object) -> cloudwatch.Metric:
-        return self.metric("ExecutionsSucceeded", **props)
-
-    def metric_failed(self, **props: object) -> cloudwatch.Metric:
-        return self.metric("ExecutionsFailed", **props)
-
-    def metric_capacity_relaunches(self, **props: object) -> cloudwatch.Metric:
-        """Relaunches after a capacity failure, which the state machine publishes itself (compiler/run_metrics.py)."""
-        return cloudwatch.Metric(namespace=run_metrics.NAMESPACE, metric_name=run_metrics.CAPACITY_RELAUNCHES,
-                                 dimensions_map={run_metrics.ENVIRONMENT: self.environment.name,
-                                                 run_metrics.WORKLOAD: self.workload.name},
-                                 statistic="Sum", **props)
+    # ------------------------------------------------------------------------------------------------- alarms
 
     def add_failed_runs_alarm(self, topic: sns.ITopic) -> cloudwatch.CfnAlarm:
         """An alarm, to `topic`, on any failed run of this workload (a stopped run is not a failure).
 
-        The L1 alarm (metric_failed's metric, written out): one call into the CDK per workload, not seven.
+        An L1 alarm on Step Functions' own metric (the names in compiler/run_metrics.py, which the dashboard reads
+        too): one call into the CDK per workload, where a `Metric` and its alarm take seven.
         """
         return cloudwatch.CfnAlarm(
-            self, "FailedRunsAlarm", namespace="AWS/States", metric_name="ExecutionsFailed", statistic="Sum",
-            dimensions=[cloudwatch.CfnAlarm.DimensionProperty(name="StateMachineArn", value=self.state_machine_arn)],
+            self, "FailedRunsAlarm", namespace=run_metrics.STATES_NAMESPACE, metric_name=run_metrics.EXECUTIONS_FAILED,
+            statistic="Sum",
+            dimensions=[cloudwatch.CfnAlarm.DimensionProperty(name=run_metrics.STATE_MACHINE, value=self.state_machine_arn)],
             period=300, evaluation_periods=1, threshold=1, comparison_operator="GreaterThanOrEqualToThreshold",
             treat_missing_data="notBreaching", alarm_actions=[topic.topic_arn],
             alarm_description=f"A run of {self.workload.name} ({self.environment.name}) failed: see the execution's "
