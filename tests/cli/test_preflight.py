@@ -782,13 +782,14 @@ def everything_passes(session: StubbedSession) -> None:
     log_groups(session, "/aws/sagemaker/TrainingJobs")
     stub_quotas(session, "sagemaker", [quota(name, f"L-{n}", 8) for n, name in enumerate(
         [P4D, "ml.p5.48xlarge for training job usage", "ml.p5e.48xlarge for training job usage",
-         "ml.p4de.24xlarge for training job usage", "ml.g5.2xlarge for spot training job usage"])], [])
+         "ml.p4de.24xlarge for training job usage", "ml.g5.2xlarge for spot training job usage",
+         "ml.c5.xlarge for training job usage", "ml.g4dn.8xlarge for training job usage"])], [])
     stub_quotas(session, "vpc", VPC_QUOTAS, [])
     vpcs(session, 1)
     no_stack(session, "dev-Network")
     stub_quotas(session, "fsx", FSX_QUOTAS, [])
     file_systems(session)
-    for _ in range(5):  # dev's five shipped workloads
+    for _ in range(7):  # dev's seven shipped workloads
         validate(session, "OK")
     describe_missing(session, "ResourceNotFound")
 
@@ -818,8 +819,8 @@ def test_a_ready_account_exits_0_with_one_table(monkeypatch: pytest.MonkeyPatch,
         ["| sagemaker-log-group", "PASS"], ["| docker", "PASS"], ["| training-quotas", "PASS"],
         ["| network-limits", "PASS"], ["| fsx-limits", "PASS"], ["| definitions", "PASS"],
         ["| missing-training-job", "PASS"]]
-    assert lines[-2] == ("| definitions | PASS | 5 of 5 accepted: gpt-finetune-single, gpt-horovod-mpi, gpt-smddp, "
-                         "gpt-smp-v1, gpt-torchrun-fsx |")
+    assert lines[-2] == ("| definitions | PASS | 7 of 7 accepted: gpt-finetune-single, gpt-horovod-mpi, gpt-smddp, "
+                         "gpt-smp-v1, gpt-torchrun-fsx, platform-smoke, platform-smoke-gpu |")
     assert err == "preflight dev: 12 pass, 0 fail, 0 skip\n"
     assert session.called == {  # read-only and free: Describe, List, Get, Validate
         "sts:GetCallerIdentity", "cloudformation:DescribeStacks", "ecr:DescribeRepositories", "logs:DescribeLogGroups",
