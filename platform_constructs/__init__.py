@@ -1,5 +1,17 @@
-"""The CDK constructs the stacks are made of: the network (VPC, training subnet, EFA-ready security groups,
-endpoints), storage (buckets, the environment's key, FSx for Lustre), the image registry and build copy, the access
-every job shares, each workload's role, state machine and alarm, its code asset, the dashboards, and the synth-time
-guards, cdk-nag and checkov acknowledgments and trust conditions that hold them to the project's rules.
+"""The CDK constructs the stacks are made of, each module one part of an environment:
+
+- network and storage: the VPC with its pinned training subnet, EFA-ready job security groups and endpoints
+  (network.py), the DNS firewall (dns_firewall.py), the environment's key (keys.py), the buckets (storage.py), FSx
+  for Lustre (lustre.py);
+- images and code: the ECR repositories with each image built and copied in (registry.py), a workload's code asset
+  (source_bundle.py);
+- runs: what every job shares (training_jobs.py), each workload's roles, state machine and failed-runs alarm
+  (workload.py), its schedule (schedule.py), the dashboards and the capacity alarm (monitoring.py), the monthly
+  budget (budget.py);
+- logs: the groups AWS services create for themselves (service_log_group.py, service_names.py), the provider
+  functions' own groups (function_logs.py), retention (retention.py);
+- rules: synth-time guards (guards.py, rule_descriptions.py), cdk-nag and checkov acknowledgments with their
+  reasons (nag.py, checkov.py), trust conditions on the CDK's own roles (trust.py).
+
+What they build comes from the compiler: each workload compiled once (compiler/pipeline.py), handed to them by stacks/.
 """

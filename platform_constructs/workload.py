@@ -68,7 +68,7 @@ class WorkloadPlatform:
 
 
 class TrainingWorkload(Construct):
-    """The workload's execution role and state machine. `grant_*` and `metric_*` as CDK constructs offer them."""
+    """The workload's execution role, its jobs' security group, its state machine and the state machine's role."""
 
     def __init__(self, scope: Construct, construct_id: str, *, workload: Workload, environment: Environment,
                  spec: sm.MachineSpec, definition: str, platform: WorkloadPlatform, source: SourceBundle | None,

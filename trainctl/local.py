@@ -6,8 +6,11 @@ toolkit passes them (`--key value`, booleans as `True`/`False`, dicts as `k=v,k=
 (model, output and channel folders, SM_HPS, SM_HOSTS, ...), and the workload's environment. It launches the
 processes with torchrun (gloo on CPU, NCCL on a local GPU): one for a workload without a distribution, as
 SageMaker starts one per host; else one per local GPU, or two on CPU. Launchers that only exist on SageMaker
-(mpirun, smddprun) are replaced by torchrun, which the trainer treats the same way. `--smoke` shrinks a run of
-the shipped GPT trainer (training/train.py) only: its arguments would make any other script exit.
+(mpirun, smddprun) are replaced by torchrun, which the trainer treats the same way; SageMaker model parallel exists
+only in SageMaker's containers, so such a workload runs only with `--without-model-parallel`, as data parallel.
+`--smoke` shrinks a run of the shipped GPT trainer (training/train.py) only: its arguments would make any other
+script exit. The model, checkpoints, output data and log go to build/local-runs/<workload>-<time> (or `--output`,
+where a second run resumes from the checkpoints).
 
 `prep-data` writes the token shards the trainer reads, from the corpus that ships with trainctl
 (trainctl/data/corpus.txt) or from any text file.
