@@ -41,11 +41,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from compiler.errors import SpecError
 from compiler.run_metrics import JOBS_NAMESPACE
 from compiler.spec import load_workload
 from trainctl.aws import Clients, aws_errors
 from trainctl.common import problem, project_of
-from trainctl.follow import Follower, LogLine, LogTail, stop_execution
+from trainctl.follow import Follower, LogLine, LogTail, interrupted, stop_execution
 from trainctl.history import Launch, history, launches
 from trainctl.preflight import table
 from trainctl.preflight_checks.base import FAIL, PASS, SKIP, Result
@@ -137,6 +138,7 @@ class Observed:
     gpu: bool
     metric_hosts: set[str] = field(default_factory=set)  # Host dimensions with a smoke:passed datapoint
     timed_out: bool = False
+    read_errors: dict[str, str] = field(default_factory=dict)  # "logs" / "metrics": why they could not be read
 
     @property
     def last(self) -> JobFacts | None:
@@ -248,6 +250,8 @@ def _metrics_row(o: Observed) -> Result:
     job = o.last
     if job is None:
         return Result("metrics", FAIL, "no training job was launched; see the run row")
+    if "metrics" in o.read_errors:
+        return Result("metrics", FAIL, f"{o.read_errors['metrics']}; the credentials need cloudwatch:GetMetricData")
     missing = [h for h in job.host_names if f"{job.launch.job_name}/{h}" not in o.metric_hosts]
     if missing:
         return Result("metrics", FAIL, f"CloudWatch has no {METRIC} for {', '.join(missing)} of {job.launch.job_name} "
@@ -258,6 +262,9 @@ def _metrics_row(o: Observed) -> Result:
 def _logs_row(o: Observed) -> Result:
     if not o.jobs:
         return Result("logs", FAIL, "no training job was launched; see the run row")
+    if "logs" in o.read_errors:
+        return Result("logs", FAIL, f"{o.read_errors['logs']}; the credentials need logs:DescribeLogStreams and "
+                      "logs:GetLogEvents on /aws/sagemaker/TrainingJobs")
     silent = [f"{job.launch.job_name}/{h}" for job in o.jobs for h in job.host_names
               if job.hosts.get(h, HostReport()).lines == 0]
     if silent:
@@ -392,16 +399,21 @@ def observe(clients: SmokeClients, target: Target, arn: str, nonce: str, gpu: bo
     """Read everything the rows need, once the run has ended."""
     described = describe(clients, target, arn)
     events = history(clients, target, arn)
-    jobs: list[JobFacts] = []
-    tail = LogTail(clients, hold=0)
-    with aws_errors(target, "reading the training jobs and their logs"):
-        for launch in launches(events):
-            job = JobFacts(launch, _describe_job(clients, launch.job_name))
-            job.read(tail.poll(launch.job_name, launch.instance_count, complete=True))
-            jobs.append(job)
+    with aws_errors(target, "reading the training jobs"):
+        jobs = [JobFacts(launch, _describe_job(clients, launch.job_name)) for launch in launches(events)]
     observed = Observed(described, events, jobs, nonce, target.env.has_fsx, gpu)
+    tail = LogTail(clients, hold=0)
+    try:  # a refused read is that row's failure: the rest of the table still shows
+        for job in jobs:
+            with aws_errors(target, "reading the jobs' logs"):
+                job.read(tail.poll(job.launch.job_name, job.launch.instance_count, complete=True))
+    except SpecError as error:
+        observed.read_errors["logs"] = str(error)
     if jobs:
-        observed.metric_hosts = metric_hosts(clients, target, jobs[-1], described["startDate"], patience, sleep)
+        try:
+            observed.metric_hosts = metric_hosts(clients, target, jobs[-1], described["startDate"], patience, sleep)
+        except SpecError as error:
+            observed.read_errors["metrics"] = str(error)
     return observed
 
 
@@ -437,7 +449,11 @@ def smoke(args: argparse.Namespace, sleep: Callable[[float], None] = time.sleep)
           file=sys.stderr)
     print(f"  {target.execution_link(arn)}", file=sys.stderr, flush=True)
     follower = Follower(clients, target, arn, interval=args.interval, out=sys.stderr, sleep=sleep)
-    ended = wait(follower, args.timeout, sleep)
+    try:
+        ended = wait(follower, args.timeout, sleep)
+    except KeyboardInterrupt:  # as `start --follow`: ask whether to stop the run (a terminal) or leave it going
+        follower.flush()
+        return interrupted(clients, target, arn)
     observed = observe(clients, target, arn, name, args.gpu, args.metrics_wait, sleep)
     observed.timed_out = not ended
     results = rows(observed)

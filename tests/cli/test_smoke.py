@@ -208,6 +208,37 @@ class RunningFollower:
         return {"status": "ABORTED" if self.stopped else "RUNNING"}, []
 
 
+def test_a_refused_metrics_read_fails_that_row_and_still_prints_the_table(cli, machine, monkeypatch) -> None:
+    name = "smoke-e2e-no-metrics-read"
+    fake = SmokeSageMaker(script=[fails(RELAUNCH), completes(300)], region=DEV.region, account=DEV.account,
+                          scenario=healthy(name))
+    monkeypatch.setattr(smoke.SmokeClients, "cloudwatch", _refusing("cloudwatch", "get_metric_data",
+                                                                     "AccessDeniedException"))
+    result = run_smoke(cli, monkeypatch, name, fake)
+    assert result.code == 1
+    rows = table_rows(result.out)
+    assert rows["metrics"][0] == "FAIL"
+    assert rows["metrics"][1].startswith("reading the job's metrics from CloudWatch: access denied in account "
+                                         "111111111111: denied; use a role that may operate dev-platform-smoke")
+    assert rows["metrics"][1].endswith("the credentials need cloudwatch:GetMetricData")
+    assert [k for k, v in rows.items() if v[0] == "FAIL"] == ["metrics"]
+
+
+def test_ctrl_c_while_waiting_asks_as_start_follow_does(cli, machine, monkeypatch) -> None:
+    asked: list[str] = []
+
+    def ctrl_c(*args: Any) -> bool:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(smoke, "wait", ctrl_c)
+    monkeypatch.setattr(smoke, "interrupted", lambda clients, target, arn: asked.append(arn) or 130)
+    fake = SmokeSageMaker(script=[fails(RELAUNCH), completes(300)], region=DEV.region, account=DEV.account,
+                          scenario=healthy("smoke-ctrl-c"))
+    result = run_smoke(cli, monkeypatch, "smoke-ctrl-c", fake)
+    assert result.code == 130 and result.out == ""
+    assert asked == [f"{machine.arn.replace(':stateMachine:', ':execution:')}:smoke-ctrl-c"]
+
+
 def test_a_run_past_the_timeout_is_stopped(monkeypatch) -> None:
     follower = RunningFollower()
     now = [0.0]
@@ -247,7 +278,7 @@ def test_a_refused_seed_is_one_line_and_starts_nothing(cli, machine, monkeypatch
                if n.get("ChannelName") == "smoke")
     bucket = uri.split("/")[2]
     monkeypatch.setattr(smoke, "run_name", lambda: "smoke-no-seed")
-    monkeypatch.setattr(smoke.SmokeClients, "s3", _refusing_s3())
+    monkeypatch.setattr(smoke.SmokeClients, "s3", _refusing("s3", "put_object", "AccessDenied"))
     result = cli("smoke", "--env", "dev")
     assert result.code == 1 and result.out == ""
     assert result.err.startswith(f"could not write the seed s3://{bucket}/smoke/seed.json: An error occurred "
@@ -258,13 +289,13 @@ def test_a_refused_seed_is_one_line_and_starts_nothing(cli, machine, monkeypatch
     assert "smoke-no-seed" not in names
 
 
-def _refusing_s3() -> Any:
-    """An S3 client whose PutObject is refused as AWS refuses it without the permission (moto would accept it)."""
+def _refusing(service: str, operation: str, code: str) -> Any:
+    """A client whose `operation` is refused as AWS refuses it without the permission (moto would accept it)."""
     from botocore.stub import Stubber
 
-    client = boto3.client("s3", region_name=DEV.region)
+    client = boto3.client(service, region_name=DEV.region)
     stubber = Stubber(client)
-    stubber.add_client_error("put_object", "AccessDenied", "Access Denied", 403)
+    stubber.add_client_error(operation, code, "Access Denied" if service == "s3" else "denied", 403)
     stubber.activate()
     return client
 
@@ -417,6 +448,17 @@ def test_missing_metrics_and_silent_hosts_fail() -> None:
     row = by_check(observed(jobs=jobs))["logs"]
     assert row.status == FAIL and row.detail.startswith(f"no log lines from {FIRST}/algo-1 in "
                                                         "/aws/sagemaker/TrainingJobs")
+
+
+def test_unreadable_logs_and_metrics_fail_their_rows() -> None:
+    o = observed()
+    o.read_errors = {"logs": "reading the jobs' logs: access denied", "metrics": "reading the metrics: access denied"}
+    rows = by_check(o)
+    assert (rows["logs"].status, rows["logs"].detail) == (FAIL, "reading the jobs' logs: access denied; the "
+                                                                "credentials need logs:DescribeLogStreams and "
+                                                                "logs:GetLogEvents on /aws/sagemaker/TrainingJobs")
+    assert (rows["metrics"].status, rows["metrics"].detail) == (FAIL, "reading the metrics: access denied; the "
+                                                                      "credentials need cloudwatch:GetMetricData")
 
 
 def test_a_failed_publish_fails_the_notification() -> None:
