@@ -8,6 +8,7 @@ import fnmatch
 import importlib.util
 import json
 import multiprocessing
+import os
 import re
 import socket
 import sys
@@ -187,6 +188,41 @@ def test_two_ranks_meet_with_gloo_on_localhost():
         process.join(timeout=60)
     assert [r[1] for r in results] == [True, True], results
     assert "sum=3 expected=3" in results[0][2] and "world=2" in results[0][2]
+
+
+def test_under_torchrun_the_rendezvous_joins_its_process_group(tmp_path, monkeypatch):
+    """The GPU variant's launch: torchrun's RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT (here one rank, gloo)."""
+    port = str(_free_port())
+    environ = {"RANK": "0", "WORLD_SIZE": "1", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port, "LOCAL_RANK": "0",
+               "SM_HOSTS": '["algo-1", "algo-2"]', "SM_CURRENT_HOST": "algo-1",
+               "SM_HPS": '{"backend": "gloo", "rendezvous_timeout_seconds": 20}'}
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    ok, detail = smoke.rendezvous(smoke.Job.from_environ(environ))
+    assert ok, detail
+    assert detail == f"backend=gloo world=1 rank=0 master=127.0.0.1:{port} sum=1 expected=1"
+
+
+def test_the_script_under_torchrun_with_two_processes_passes(tmp_path):
+    """The GPU variant's launch shape on CPU: torchrun starts two processes; local rank 0 checks and reports, the
+    other only joins the rendezvous; the relaunch (attempt 1) resumes from attempt 0's checkpoint."""
+    import subprocess
+
+    (tmp_path / "smoke").mkdir()
+    (tmp_path / "smoke" / "seed.json").write_text('{"nonce": "n-2"}')
+    (tmp_path / "checkpoints").mkdir()
+    (tmp_path / "checkpoints" / "smoke-algo-1.json").write_text('{"job_name": "platform-smoke-0123456789ab-0"}')
+    env = {"PATH": os.environ["PATH"], "SM_HOSTS": '["algo-1"]', "SM_CURRENT_HOST": "algo-1",
+           "SM_HPS": json.dumps({"backend": "gloo", "force_relaunch": True, "rendezvous_timeout_seconds": 60}),
+           "SM_CHANNEL_SMOKE": str(tmp_path / "smoke"), "SMOKE_CHECKPOINT_DIR": str(tmp_path / "checkpoints"),
+           "SM_OUTPUT_DIR": str(tmp_path / "output" / "data"), "TRAINING_JOB_NAME": "platform-smoke-0123456789ab-1",
+           "OMP_NUM_THREADS": "1"}
+    done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+                           str(SCRIPT)], env=env, capture_output=True, text=True, timeout=180, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("smoke_rendezvous=1") == 1 and "world=2 rank=0" in done.stdout
+    assert "smoke_checkpoint_resumed=1 written_by=platform-smoke-0123456789ab-0" in done.stdout
+    assert "smoke_passed=1" in done.stdout and not (tmp_path / "output" / "failure").exists()
 
 
 def test_a_missing_peer_fails_the_rendezvous_within_its_timeout(tmp_path):

@@ -144,7 +144,7 @@ def rendezvous(job: Job) -> tuple[bool, str]:
         os.environ.setdefault("GLOO_SOCKET_IFNAME", job.interface)
         os.environ.setdefault("NCCL_SOCKET_IFNAME", job.interface)
     if job.launcher:  # torchrun (the GPU variant's torch_distributed) set the rank, the size and the master
-        rank, world, init = job.launcher["RANK"], job.launcher["WORLD_SIZE"], "env://"
+        rank, world, init = int(job.launcher["RANK"]), int(job.launcher["WORLD_SIZE"]), "env://"
         master = f"{job.launcher['MASTER_ADDR']}:{job.launcher['MASTER_PORT']}"
     else:  # the toolkit ran the script once per host: the first host is the master
         rank, world, master = job.hosts.index(job.host), len(job.hosts), f"{job.hosts[0]}:{job.port}"
@@ -152,11 +152,11 @@ def rendezvous(job: Job) -> tuple[bool, str]:
     timeout = timedelta(seconds=int(job.hp("rendezvous_timeout_seconds", 300)))
     started = time.monotonic()
     try:
-        dist.init_process_group(backend, init_method=init, rank=int(rank), world_size=int(world), timeout=timeout)
+        dist.init_process_group(backend, init_method=init, rank=rank, world_size=world, timeout=timeout)
         device = torch.device("cuda", job.local_rank) if backend == "nccl" else torch.device("cpu")
         value = torch.tensor([float(rank + 1)], device=device)
         dist.all_reduce(value)
-        total, expected = float(value.item()), int(world) * (int(world) + 1) / 2
+        total, expected = float(value.item()), world * (world + 1) / 2
         dist.destroy_process_group()
     except Exception as error:  # a timeout, a refused connection, NCCL: the check's answer, not a crash
         return False, f"backend={backend} world={world} error={type(error).__name__}: {str(error)[:300]}"
