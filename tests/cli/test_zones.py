@@ -14,7 +14,10 @@ from trainctl.cli import main
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    # moto answers in MOTO_ACCOUNT_ID's account when it is set (tests/cli/conftest.py's `aws` sets dev's for the
+    # package): pin moto's default account, the one the copy of cdk.json names, whatever ran before.
+    monkeypatch.setenv("MOTO_ACCOUNT_ID", "123456789012")
     shutil.copy(ROOT / "cdk.json", tmp_path / "cdk.json")
     (tmp_path / "cdk.context.json").write_text("{}")
     data = json.loads((tmp_path / "cdk.json").read_text())
