@@ -1,4 +1,4 @@
-"""`trainctl smoke --env ENV [--gpu]`: the deployed platform proves itself with one tiny run (issue 22).
+"""`trainctl smoke --env ENV [--gpu]`: the deployed platform proves itself with one tiny run.
 
 With credentials for the environment's account, after `npx cdk deploy`: writes a seed with a fresh nonce to the
 smoke workload's input prefix in the data bucket (the bucket is read from the deployed state machine's own
