@@ -39,8 +39,6 @@ from platform_constructs.nag import acknowledge_required_wildcards
 from platform_constructs.network import TrainingNetwork
 from platform_constructs.source_bundle import SourceBundle
 
-SYNC_RULE = "StepFunctionsGetEventsForSageMakerTrainingJobsRule"
-
 
 def job_name_patterns(base_job_name: str, relaunches: int) -> list[str]:
     """Training-job ARN suffixes that match exactly this workload's job names, `<base>-<12 hex>-<attempt>`.

@@ -22,7 +22,6 @@ from platform_constructs.budget import EnvironmentBudget
 from platform_constructs.keys import environment_key
 from platform_constructs.nag import acknowledge_required_wildcards
 from platform_constructs.retention import retention
-from platform_constructs.workload import SYNC_RULE
 
 REASONS = {
     "LogDelivery": "CloudWatch Logs delivery APIs used by Step Functions logging accept no resource ARN (Step "
@@ -64,12 +63,9 @@ class RunsStack(cdk.Stack):
             self, "RunLogs", log_group_name=f"/aws/vendedlogs/states/{settings.name}-training", encryption_key=key,
             retention=retention(settings.log_retention_days), removal_policy=removal_policy,
         )
-        rule = f"arn:{self.partition}:events:{self.region}:{self.account}:rule/{SYNC_RULE}"
         self.shared_policy = iam.ManagedPolicy(
             self, "StateMachineShared", description="What every training state machine may do besides its own jobs",
             statements=[
-                iam.PolicyStatement(sid="SyncRule", actions=["events:PutTargets", "events:PutRule", "events:DescribeRule"],
-                                    resources=[rule]),
                 iam.PolicyStatement(sid="Notify", actions=["sns:Publish"], resources=[self.topic.topic_arn]),
                 iam.PolicyStatement(sid="EncryptNotifications", actions=["kms:GenerateDataKey", "kms:Decrypt"],
                                     resources=[key.key_arn]),

@@ -50,11 +50,20 @@ def json_or_none(text: Any) -> Any:
         return None
 
 
+# CreateTrainingJob tasks: the AWS SDK integration's (`aws-sdk:sagemaker`, since issue 21) and the optimized
+# `.sync` one's (`sagemaker`, in the history of runs from before).
+CREATE_RESOURCE_TYPES = ("aws-sdk:sagemaker", "sagemaker")
+
+
+def _creates_a_job(details: Mapping[str, Any]) -> bool:
+    return (details.get("resourceType") in CREATE_RESOURCE_TYPES
+            and str(details.get("resource", "")).startswith("createTrainingJob"))
+
+
 def launch_of(event: Mapping[str, Any]) -> Launch | None:
     """The job a history event schedules, if it schedules one."""
     details = event.get("taskScheduledEventDetails") or {}
-    if details.get("resourceType") != "sagemaker" or not str(details.get("resource", "")).startswith(
-            "createTrainingJob"):
+    if not _creates_a_job(details):
         return None
     parameters = json_or_none(details.get("parameters")) or {}
     name = parameters.get("TrainingJobName")
@@ -81,6 +90,6 @@ def launches(events: list[dict[str, Any]]) -> list[Launch]:
 def create_failure(event: Mapping[str, Any]) -> str | None:
     """`error: cause` of a CreateTrainingJob call that failed without a job (throttling, quota), if it is one."""
     details = event.get("taskFailedEventDetails") or {}
-    if details.get("resourceType") == "sagemaker" and details.get("error") != "States.TaskFailed":
+    if _creates_a_job(details) and details.get("error") != "States.TaskFailed":
         return f"{details.get('error', '')}: {details.get('cause', '')}"
     return None

@@ -66,6 +66,7 @@ def grant_states(policy: OverridePolicy, train: str, job_defaults: Mapping[str, 
                 "ResultPath": "$.job", "Next": UNCOUNT},
         UNCOUNT: {"Type": "Pass", "Comment": "The relaunch never started: the run made one attempt fewer.",
                   "Parameters": {"id.$": "$.run.id", "tag.$": "$.run.tag", "throttle.$": "$.run.throttle",
-                                 "budget.$": "$.run.budget", "attempt.$": "States.MathAdd($.run.attempt, -1)"},
+                                 "budget.$": "$.run.budget", "attempt.$": "States.MathAdd($.run.attempt, -1)",
+                                 "slot.$": "$.run.slot", "stalls.$": "$.run.stalls"},
                   "ResultPath": "$.run", "Next": summarize},
     }

@@ -31,83 +31,45 @@ from typing import Any
 from compiler import catalog, run_metrics
 from compiler import placeholders as ph
 from compiler.errors import SpecError
-from compiler.request import TAG_EXECUTION
-from compiler.state_machine import concurrency, cost, input_check, integrations, intrinsics, recovery
+from compiler.state_machine import (
+    concurrency,
+    cost,
+    create,
+    input_check,
+    integrations,
+    intrinsics,
+    poll,
+    recovery,
+    relaunch,
+)
 from compiler.state_machine.asl import INVALID_INPUT, literal, run_time_format, with_run_time
 from compiler.state_machine.encoding import encoding_states, portable_defaults
 from compiler.state_machine.machine import MachineSpec
 
-SYNC_RESOURCE = "arn:aws:states:::sagemaker:createTrainingJob.sync"
+CREATE_RESOURCE = create.CREATE_RESOURCE
 DESCRIBE_RESOURCE = recovery.DESCRIBE_RESOURCE
 STOP_RESOURCE = recovery.STOP_RESOURCE  # StopTrainingJob has no optimized form
 PUBLISH_RESOURCE = "arn:aws:states:::sns:publish"
 METRICS_RESOURCE = integrations.sdk_resource("cloudwatch", "putMetricData")
 NOTIFICATION_TOPIC_ARN = "NotificationTopicArn"  # deploy-time placeholder: the environment's topic ARN
 
-# How SageMaker errors reach Step Functions, per integration kind (the names and their sources:
-# `compiler.state_machine.integrations`). The optimized CreateTrainingJob reports unmodelled service errors
-# (throttling, validation, 5xx) under one generic name, with the service's error code in the Cause
-# (`... (Service: AmazonSageMaker; Status Code: 400; Error Code: ThrottlingException; ...)`); the aws-sdk
-# DescribeTrainingJob reports them as `SageMaker.SageMakerException`. Quota errors are modelled.
-GENERIC_ERROR = integrations.generic_error("sagemaker", sdk=False)
+# How SageMaker errors reach Step Functions (names and sources: `integrations`; how they are told apart: `create`).
+GENERIC_ERROR = create.GENERIC_ERROR
 SDK_GENERIC_ERROR = recovery.SDK_GENERIC_ERROR
-QUOTA_ERRORS = integrations.modelled_error("sagemaker", "ResourceLimitExceeded", sdk=False)
-THROTTLING_ERRORS = (GENERIC_ERROR,)  # the optimized integration's throttling: told apart by the Cause
-# Throttled CreateTrainingJob calls are repeated up to THROTTLE_RETRIES times; before repeat n (0-based) the run
-# waits a random whole number of seconds between half and all of min(cap, base x 2^n) ("equal jitter"). Server
-# errors (status 5xx, e.g. InternalFailure) share the generic name and the budget, but a 5xx does not say whether the
-# job was created: the run looks for the job first and waits on it if it exists (`recovery`).
-THROTTLE_RETRIES = 6
-THROTTLE_BASE_SECONDS = 5
-THROTTLE_MAX_SECONDS = 120
+QUOTA_ERRORS = create.QUOTA_ERRORS
+THROTTLING_ERRORS = create.THROTTLING_ERRORS
+THROTTLE_RETRIES = create.THROTTLE_RETRIES
+throttle_delays = create.throttle_delays
 # Execution names may contain these characters, SageMaker tag values may not (botocore's Tag.Value pattern). Other
 # characters that tags refuse (symbols beyond ASCII such as a check mark) are found by SageMaker's refusal instead.
 _UNTAGGABLE = ("!", "'", "(", ")")
-# How a refusal names a tag's value: the service's own message (`Value '...' at 'tags.4.member.value' failed to
-# satisfy constraint`) and the botocore-path spelling (`Tags[3].Value: ...`). Step Functions' StringMatches knows
-# only `*` as a wildcard (moto's interpreter uses fnmatch, where `[` would open a class): no brackets here.
-_TAG_VALUE_REFUSALS = ("*tags.*.member.value*", "*Tags*.Value*")
-_SERVER_ERROR = "*Status Code: 5*"
 _JOB_DEFAULTS = {"TrainingJobName": "", "TrainingJobArn": "", "TrainingJobStatus": "Unknown", "FailureReason": "",
                  "BillableTimeInSeconds": 0, "TrainingTimeInSeconds": 0, "ModelArtifacts": {"S3ModelArtifacts": ""}}
 # The cause of a failed run: workload, job, status and attempts, then SageMaker's FailureReason as it is.
 _FAILURE_CAUSE = ("States.Format('{} {} {} after {} attempt(s): {}', $.result.workload, $.result.job_name, "
                   "$.result.status, $.result.attempts, $.result.failure_reason)")
 _RUN_ID = "States.ArrayGetItem(States.StringSplit(States.UUID(), '-'), 4)"
-TRAIN = "Train"
-REFUSED_OR_THROTTLED = "Refused or throttled?"
-
-
-def _mixed_environments(spec: MachineSpec) -> bool:
-    """Whether some instance types send an Environment and others none (EFA variables only some types need)."""
-    return len({v.environment is None for v in spec.variants}) > 1
-
-
-def _train_parameters(spec: MachineSpec) -> dict[str, Any]:
-    """CreateTrainingJob parameters: the compiled request with run-time values, overrides and the variant wired in."""
-    request = {k: v for k, v in spec.request.items() if k not in ("TrainingJobName", "HyperParameters", "Environment")}
-    params = with_run_time(request, "request")
-    params["TrainingJobName.$"] = "$.launch.name"
-    params["HyperParameters.$"] = "States.JsonMerge($.launch.hyperparameters, $.enc.v, false)"
-    resources = {k: v for k, v in params["ResourceConfig"].items() if k not in ("InstanceCount", "InstanceType")}
-    if spec.variants:
-        resources["InstanceCount.$"] = "$.config.instance_count"
-        resources["InstanceType.$"] = "$.launch.variant.instance_type"
-        algorithm = {k: v for k, v in params["AlgorithmSpecification"].items() if k != "TrainingImage"}
-        params["AlgorithmSpecification"] = {**algorithm, "TrainingImage.$": "$.launch.variant.image"}
-        if any(v.environment is not None for v in spec.variants):
-            params["Environment.$"] = "$.launch.variant.environment"
-    else:
-        resources = dict(params["ResourceConfig"])
-        if "Environment" in spec.request:
-            params["Environment"] = spec.request["Environment"]
-    params["ResourceConfig"] = resources
-    stopping = {k: v for k, v in params["StoppingCondition"].items() if k != "MaxRuntimeInSeconds"}
-    runtime = "$.grant.seconds" if spec.policy.cost_ceiling_usd is not None else "$.config.max_run"
-    params["StoppingCondition"] = {"MaxRuntimeInSeconds.$": runtime, **stopping}
-    params["Tags"] = [*(t for t in params.get("Tags", []) if t.get("Key") != TAG_EXECUTION),
-                      {"Key": TAG_EXECUTION, "Value.$": "$.run.tag.value"}]
-    return params
+TRAIN = create.TRAIN
 
 
 def _summary_parameters(spec: MachineSpec) -> dict[str, Any]:
@@ -164,7 +126,7 @@ def _start_states(spec: MachineSpec, encode_entry: str) -> dict[str, Any]:
         "Start run": {
             "Type": "Pass",
             "Parameters": {"input.$": "$.input", "config.$": "$.config", "enc": {"v": {}}, "defaults": _defaults(spec),
-                           "run": {"id.$": _RUN_ID, "attempt": 0, "tag.$": "$.tag", "throttle": {"n": 0},
+                           "run": {"id.$": _RUN_ID, "attempt": 0, "slot": 0, "stalls": 0, "tag.$": "$.tag", "throttle": {"n": 0},
                                    **cost.run_budget(spec)}},
             "Next": encode_entry,
         },
@@ -189,7 +151,7 @@ def _launch_parts(spec: MachineSpec) -> dict[str, Any]:
     if not spec.variants:
         return {"Launch attempt": {"Type": "Pass", "Parameters": {"name.$": name, "hyperparameters": compiled},
                                    "ResultPath": "$.launch", "Next": TRAIN}}
-    variant = "States.ArrayGetItem($.defaults.variants, States.ArrayGetItem($.defaults.schedule, $.run.attempt))"
+    variant = "States.ArrayGetItem($.defaults.variants, States.ArrayGetItem($.defaults.schedule, $.run.slot))"
     return {
         "Launch attempt": {"Type": "Pass", "Parameters": {"name.$": name, "variant.$": variant, "compiled": compiled},
                            "ResultPath": "$.launch", "Next": "Variant hyperparameters"},
@@ -203,113 +165,12 @@ def _launch_parts(spec: MachineSpec) -> dict[str, Any]:
     }
 
 
-def _train_states(spec: MachineSpec) -> dict[str, Any]:
-    """The CreateTrainingJob task; twice where only some types send an Environment.
-
-    A Task cannot leave a field out at run time, and `Environment: {}` is not what the SDK sends for a type that
-    needs no variables, so such types get their own task without the field.
-    """
-    parameters = _train_parameters(spec)
-    train = {
-        "Type": "Task", "Resource": SYNC_RESOURCE, "Parameters": parameters, "ResultPath": "$.job.raw",
-        "Retry": [
-            {"ErrorEquals": list(QUOTA_ERRORS), "IntervalSeconds": 60, "BackoffRate": 2.0, "MaxAttempts": 8,
-             "MaxDelaySeconds": 900, "JitterStrategy": "FULL"},
-        ],
-        "Catch": [
-            {"ErrorEquals": [GENERIC_ERROR], "ResultPath": "$.failure", "Next": REFUSED_OR_THROTTLED},
-            {"ErrorEquals": ["States.ALL"], "ResultPath": "$.failure", "Next": "Describe job"},
-        ],
-        "Next": "Read job",
-    }
-    if not _mixed_environments(spec):
-        return {TRAIN: train}
-    bare = {k: v for k, v in parameters.items() if k != "Environment.$"}
-    return {
-        TRAIN: {"Type": "Choice",
-                "Choices": [{"Variable": "$.launch.variant.has_environment", "BooleanEquals": False,
-                             "Next": "Train without environment"}],
-                "Default": "Train with environment"},
-        "Train with environment": train,
-        "Train without environment": {**train, "Parameters": bare},
-    }
-
-
-def throttle_delays() -> list[tuple[int, int]]:
-    """(shortest, longest) wait in seconds before each repeat of a throttled CreateTrainingJob."""
-    caps = [min(THROTTLE_MAX_SECONDS, THROTTLE_BASE_SECONDS * 2**n) for n in range(THROTTLE_RETRIES)]
-    return [((cap + 1) // 2, cap) for cap in caps]
-
-
-def _matches(*pairs: tuple[str, str]) -> dict[str, Any]:
-    """A Choice rule true when any (path, pattern) pair matches."""
-    rules = [{"Variable": path, "StringMatches": pattern} for path, pattern in pairs]
-    return rules[0] if len(rules) == 1 else {"Or": rules}
-
-
-def _refusal_states() -> dict[str, Any]:
-    """What to do when CreateTrainingJob was not accepted: refused (no job exists), or throttled (try again).
-
-    Checked in this order: a refusal that names a tag's value (only a refusal does) while the job is still tagged
-    with the execution ARN is tried once more, tagged with the state machine's ARN (an execution name may hold
-    characters SageMaker tags refuse; the spec's own tags are checked when it is loaded); any other refusal is
-    invalid input; a server error first looks for a job the call may have created (`recovery`); throttling, and a
-    server error that left no job, is repeated after a jittered, growing wait (ASL has no multiplication, so the
-    delays are precomputed) until the budget is spent; anything else is read from the job, if one exists, and a job
-    whose state cannot be read is stopped by name.
-    """
-    error, cause = "$.failure.Error", "$.failure.Cause"
-    refused = _matches((error, "*ValidationException*"), (cause, "*ValidationException*"))
-    throttled = _matches((error, "*ThrottlingException*"), (cause, "*ThrottlingException*"))
-    delays = throttle_delays()
-    shortest = ", ".join(str(low) for low, _ in delays)
-    longest = ", ".join(str(high) for _, high in delays)
-    return {
-        REFUSED_OR_THROTTLED: {
-            "Type": "Choice",
-            "Choices": [
-                {"And": [{"Variable": "$.run.tag.execution", "BooleanEquals": True},
-                         _matches(*((cause, pattern) for pattern in _TAG_VALUE_REFUSALS))],
-                 "Next": "Tag with state machine instead"},
-                {**refused, "Next": "Refused by SageMaker"},
-                {**_matches((cause, _SERVER_ERROR)), "Next": recovery.CREATED_ANYWAY},
-                {"And": [throttled, {"Variable": "$.run.throttle.n", "NumericLessThan": THROTTLE_RETRIES}],
-                 "Next": "Back off"},
-                {**throttled, "Next": "Throttled too often"},
-            ],
-            "Default": "Describe job",
-        },
-        "Tag with state machine instead": {
-            "Type": "Pass",
-            "Comment": "SageMaker refused the execution ARN as a tag value (no job exists): tag the state machine.",
-            "Parameters": {"value.$": "$$.StateMachine.Id", "execution": False}, "ResultPath": "$.run.tag",
-            "Next": TRAIN,
-        },
-        "Back off": {
-            "Type": "Pass",
-            "Parameters": {"n.$": "States.MathAdd($.run.throttle.n, 1)",
-                           "wait.$": f"States.MathRandom(States.ArrayGetItem(States.Array({shortest}), $.run.throttle.n), "
-                                     f"States.ArrayGetItem(States.Array({longest}), $.run.throttle.n))"},
-            "ResultPath": "$.run.throttle", "Next": "Wait out throttling",
-        },
-        "Wait out throttling": {"Type": "Wait", "SecondsPath": "$.run.throttle.wait", "Next": TRAIN},
-        **recovery.server_error_states("Back off", "Throttled too often", "Read job", THROTTLE_RETRIES),
-        "Throttled too often": {
-            "Type": "Pass",
-            "Parameters": {"Error.$": "$.failure.Error",
-                           "Cause.$": "States.Format('CreateTrainingJob was throttled (or SageMaker was "
-                                      "unavailable) {} times in a row; the last answer: {}', "
-                                      "States.MathAdd($.run.throttle.n, 1), $.failure.Cause)"},
-            "ResultPath": "$.failure", "Next": "Job not created",
-        },
-    }
-
-
 def _job_states(spec: MachineSpec) -> dict[str, Any]:
-    waits = ", ".join(str(w) for w in spec.capacity_waits())
+    refused = [{"Variable": "$.failure.Cause", "StringMatches": pattern} for pattern in create.REFUSALS]
     return {
-        **_train_states(spec),
-        **_refusal_states(),
+        **create.train_states(spec),
+        **create.refusal_states(),
+        **poll.poll_states(spec.capacity_window_polls, None, "Read job", _JOB_DEFAULTS, "Summarize"),
         "Describe job": {
             "Type": "Task", "Comment": "Read the job's own status and FailureReason rather than parsing the task's Cause.",
             "Resource": DESCRIBE_RESOURCE, "Parameters": {"TrainingJobName.$": "$.launch.name"},
@@ -324,9 +185,7 @@ def _job_states(spec: MachineSpec) -> dict[str, Any]:
             "Comment": "SageMaker refused the request itself (e.g. an overriding value over its length limit): "
                        "invalid input, and no job exists. SageMaker says no job of the name exists: not created. "
                        "Otherwise a job may exist: stop it by name.",
-            "Choices": [{"Or": [{"Variable": "$.failure.Error", "StringMatches": "*ValidationException*"},
-                                {"Variable": "$.failure.Cause", "StringMatches": "*ValidationException*"}],
-                         "Next": "Refused by SageMaker"},
+            "Choices": [{"Or": refused, "Next": "Refused by SageMaker"},
                         {"Variable": "$.describe_error.Error", "StringEquals": recovery.NOT_FOUND_ERRORS[0],
                          "Next": "Job not created"}],
             "Default": recovery.STOP_UNKNOWN,
@@ -342,38 +201,9 @@ def _job_states(spec: MachineSpec) -> dict[str, Any]:
             "ResultPath": "$.job", "Next": "Summarize",
         },
         "Read job": {"Type": "Pass", "Parameters": {"v.$": "States.JsonMerge($.defaults.job, $.job.raw, false)"},
-                     "ResultPath": "$.job", "Next": "Job outcome"},
-        "Job outcome": {
-            "Type": "Choice",
-            "Choices": [
-                {"And": [{"Variable": "$.job.v.TrainingJobStatus", "StringEquals": "Failed"},
-                         {"Variable": "$.job.v.FailureReason", "StringMatches": "*CapacityError*"},
-                         {"Variable": "$.run.attempt", "NumericLessThan": spec.capacity_relaunches}],
-                 "Next": "Wait for capacity"},
-                {"Or": [{"Variable": "$.job.v.TrainingJobStatus", "StringEquals": "InProgress"},
-                        {"Variable": "$.job.v.TrainingJobStatus", "StringEquals": "Stopping"}],
-                 "Next": "Stop job"},
-            ],
-            "Default": "Summarize",
-        },
-        "Stop job": {
-            "Type": "Task", "Comment": "The wait for the job broke off while it still runs: stop it rather than leave it "
-                                       "billing.",
-            "Resource": STOP_RESOURCE, "Parameters": {"TrainingJobName.$": "$.launch.name"}, "ResultPath": "$.stop",
-            "Retry": [{"ErrorEquals": ["States.ALL"], "IntervalSeconds": 5, "BackoffRate": 2.0, "MaxAttempts": 3}],
-            "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.stop", "Next": "Summarize"}],
-            "Next": "Summarize",
-        },
-        "Wait for capacity": {
-            "Type": "Pass",
-            "Parameters": {"id.$": "$.run.id", "tag.$": "$.run.tag", "throttle": {"n": 0},
-                           "attempt.$": "States.MathAdd($.run.attempt, 1)",
-                           "wait.$": f"States.ArrayGetItem(States.Array({waits}), $.run.attempt)",
-                           **cost.spent_budget(spec)},
-            "ResultPath": "$.run", "Next": "Count relaunch",
-        },
-        "Count relaunch": _count(spec, run_metrics.CAPACITY_RELAUNCHES, "Wait before relaunch"),
-        "Wait before relaunch": {"Type": "Wait", "SecondsPath": "$.run.wait", "Next": "Launch attempt"},
+                     "ResultPath": "$.job", "Next": relaunch.OUTCOME},
+        **relaunch.outcome_states(spec, _count(spec, run_metrics.CAPACITY_RELAUNCHES, "Wait before relaunch"),
+                                  "Summarize"),
     }
 
 

@@ -54,6 +54,7 @@ class MachineSpec:
     capacity_relaunches: int = 3
     capacity_wait_seconds: int = 600
     capacity_backoff_rate: float = 2.0
+    capacity_window_polls: int = 10  # looks at the job (`poll.POLL_SECONDS` apart) it may spend waiting for instances
     group_rate: float | None = None  # price per hour of a heterogeneous cluster
     source: str = ""
     concurrent_runs: bool = False  # True: executions may run side by side (no check for another run in progress)

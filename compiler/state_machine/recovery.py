@@ -2,11 +2,13 @@
 
 - A server error (status 5xx) on CreateTrainingJob does not say whether the job was created. Repeating the call under
   the same name would collide with a job the first call did create (names are unique per account and Region), so
-  the job is looked up first: if it exists the run waits on it with a describe loop, else the call is repeated.
+  the job is looked up first: if it exists the run waits on it like on any job (`poll`), else the call is repeated.
 - When CreateTrainingJob failed and DescribeTrainingJob failed too, a job of that name may be running. The run does
   not report "not created" and leave: it sends StopTrainingJob for the name (a job that does not exist makes the
   stop fail, which is caught) and reports the job's state as unknown, stopped. Only SageMaker's modelled
   ResourceNotFound from the describe proves that no job exists.
+- When the run waits on its job and DescribeTrainingJob keeps failing, the job is stopped by name too
+  (`lost_job_states`).
 """
 
 from __future__ import annotations
@@ -19,41 +21,57 @@ DESCRIBE_RESOURCE = integrations.sdk_resource("sagemaker", "describeTrainingJob"
 STOP_RESOURCE = integrations.sdk_resource("sagemaker", "stopTrainingJob")  # StopTrainingJob has no optimized form
 SDK_GENERIC_ERROR = integrations.generic_error("sagemaker", sdk=True)
 NOT_FOUND_ERRORS = integrations.modelled_error("sagemaker", "ResourceNotFound", sdk=True)
-POLL_SECONDS = 60  # between two looks at a job the run found after a server error
 LOOKUP_RETRIES = 2  # a throttled look-up after a server error is repeated (5 s, 10 s), then taken as "no job"
 UNKNOWN = "Unknown"
 CREATED_ANYWAY = "Created despite the error?"
 STOP_UNKNOWN = "Stop unknown job"
 
 
-def server_error_states(retry_state: str, give_up_state: str, read_state: str, retries: int) -> dict[str, Any]:
-    """Look for the job after a server error; wait on it if it exists, else repeat the call or give up."""
+def server_error_states(retry_state: str, give_up_state: str, watch_state: str, read_state: str,
+                        retries: int) -> dict[str, Any]:
+    """Look for the job after a server error; wait on it (`watch_state`, the poll loop) if it runs, read it if it
+    ended, else repeat the call or give up."""
     running = {"Or": [{"Variable": "$.job.raw.TrainingJobStatus", "StringEquals": status}
                       for status in ("InProgress", "Stopping")]}
-    describe = {"Type": "Task", "Resource": DESCRIBE_RESOURCE, "Parameters": {"TrainingJobName.$": "$.launch.name"},
-                "ResultPath": "$.job.raw"}
     return {
         CREATED_ANYWAY: {
-            **describe, "Comment": "A 5xx answer does not say whether the job was created: look before repeating.",
+            "Type": "Task", "Resource": DESCRIBE_RESOURCE, "Parameters": {"TrainingJobName.$": "$.launch.name"},
+            "ResultPath": "$.job.raw",
+            "Comment": "A 5xx answer does not say whether the job was created: look before repeating.",
             "Retry": [{"ErrorEquals": [SDK_GENERIC_ERROR], "IntervalSeconds": 5, "BackoffRate": 2.0,
                        "MaxAttempts": LOOKUP_RETRIES}],
             "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.describe_error", "Next": "Repeat the call?"}],
-            "Next": "Job still running?",
+            "Next": "Found job running?",
         },
         "Repeat the call?": {
             "Type": "Choice",
             "Choices": [{"Variable": "$.run.throttle.n", "NumericLessThan": retries, "Next": retry_state}],
             "Default": give_up_state,
         },
-        "Job still running?": {"Type": "Choice", "Choices": [{**running, "Next": "Wait on the job"}],
-                               "Default": read_state},
-        "Wait on the job": {"Type": "Wait", "Seconds": POLL_SECONDS, "Next": "Describe the job again"},
-        "Describe the job again": {
-            **describe,
-            "Retry": [{"ErrorEquals": [SDK_GENERIC_ERROR], "IntervalSeconds": 5, "BackoffRate": 2.0,
-                       "MaxAttempts": 4}],
-            "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.describe_error", "Next": STOP_UNKNOWN}],
-            "Next": "Job still running?",
+        "Found job running?": {"Type": "Choice", "Choices": [{**running, "Next": watch_state}], "Default": read_state},
+    }
+
+
+def lost_job_states(job_defaults: dict[str, Any], next_state: str) -> dict[str, Any]:
+    """The run waited on its job and can no longer describe it: stop it by name, report its state as unknown."""
+    reason = ("States.Format('unknown, stopped: DescribeTrainingJob failed ({}: {}) while the run waited on {}; "
+              "StopTrainingJob was sent for it', $.describe_error.Error, $.describe_error.Cause, $.launch.name)")
+    return {
+        "Stop job lost from sight": {
+            "Type": "Task", "Comment": "The job may still run: stop it rather than leave it billing unseen.",
+            "Resource": STOP_RESOURCE, "Parameters": {"TrainingJobName.$": "$.launch.name"}, "ResultPath": "$.stop",
+            "Retry": [{"ErrorEquals": [SDK_GENERIC_ERROR], "IntervalSeconds": 5, "BackoffRate": 2.0, "MaxAttempts": 3}],
+            "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.stop", "Next": "Job lost from sight"}],
+            "Next": "Job lost from sight",
+        },
+        "Job lost from sight": {
+            "Type": "Pass",
+            "Parameters": {"v": {**{k: v for k, v in job_defaults.items() if k not in ("TrainingJobName",
+                                                                                      "TrainingJobStatus",
+                                                                                      "FailureReason")},
+                                 "TrainingJobName.$": "$.launch.name", "TrainingJobStatus": UNKNOWN,
+                                 "FailureReason.$": reason}},
+            "ResultPath": "$.job", "Next": next_state,
         },
     }
 

@@ -15,8 +15,7 @@ import pytest
 
 from compiler import state_machine as sm
 from compiler.errors import SpecError
-from compiler.state_machine import definition as definition_module
-from compiler.state_machine import integrations
+from compiler.state_machine import integrations, recovery
 from tests.project import ENVIRONMENTS, loaded
 
 # The developer guide's list, as written there (PascalCase API names).
@@ -51,20 +50,23 @@ def test_the_optimized_sagemaker_list_is_the_documented_one() -> None:
 
 
 def test_stop_training_job_as_an_optimized_integration_is_refused(definition) -> None:
-    [problem] = planted(definition, "Stop job", Resource="arn:aws:states:::sagemaker:stopTrainingJob")
-    assert problem.startswith(f"{SOURCE}: state machine: state 'Stop job': Resource: ")
+    [problem] = planted(definition, "Stop unknown job", Resource="arn:aws:states:::sagemaker:stopTrainingJob")
+    assert problem.startswith(f"{SOURCE}: state machine: state 'Stop unknown job': Resource: ")
     assert "'arn:aws:states:::sagemaker:stopTrainingJob' is not an optimized integration" in problem
     assert problem.endswith("use 'arn:aws:states:::aws-sdk:sagemaker:stopTrainingJob'")
 
 
 def test_build_definition_stops_on_a_refused_resource(monkeypatch) -> None:
     # The hook: what validate and synth call raises, naming the state, the field and the fix.
-    monkeypatch.setattr(definition_module, "STOP_RESOURCE", "arn:aws:states:::sagemaker:stopTrainingJob")
+    monkeypatch.setattr(recovery, "STOP_RESOURCE", "arn:aws:states:::sagemaker:stopTrainingJob")
     workload = loaded().workloads("dev")[0]
     with pytest.raises(SpecError) as error:
         sm.build_definition(sm.spec_for(workload, ENVIRONMENTS["dev"]))
-    [problem] = error.value.problems
-    assert (problem.source, problem.field) == (workload.source, "state machine: state 'Stop job': Resource")
+    problems = {p.field: p for p in error.value.problems}
+    assert set(problems) == {f"state machine: state '{name}': Resource"
+                             for name in ("Stop watched job", "Stop unknown job", "Stop job lost from sight")}
+    problem = problems["state machine: state 'Stop unknown job': Resource"]
+    assert problem.source == workload.source
     assert "aws-sdk:sagemaker:stopTrainingJob" in problem.message
 
 
@@ -79,8 +81,8 @@ def test_build_definition_stops_on_a_refused_resource(monkeypatch) -> None:
     ("arn:aws:lambda:us-east-1:111111111111:function:stop", "is not a service integration"),
 ])
 def test_a_resource_step_functions_refuses_is_named(definition, resource: str, expected: str) -> None:
-    [problem] = planted(definition, "Stop job", Resource=resource)
-    assert "state 'Stop job': Resource: " in problem and expected in problem, problem
+    [problem] = planted(definition, "Stop unknown job", Resource=resource)
+    assert "state 'Stop unknown job': Resource: " in problem and expected in problem, problem
 
 
 @pytest.mark.parametrize(("parameters", "expected"), [
@@ -90,8 +92,8 @@ def test_a_resource_step_functions_refuses_is_named(definition, resource: str, e
     ({"TrainingJobName.$": "$.launch.name", "Force": True}, "Force: not a member"),
 ])
 def test_an_sdk_parameter_outside_the_input_shape_is_refused(definition, parameters, expected: str) -> None:
-    [problem] = planted(definition, "Stop job", Parameters=parameters)
-    assert "state 'Stop job': Parameters: " in problem and expected in problem, problem
+    [problem] = planted(definition, "Stop unknown job", Parameters=parameters)
+    assert "state 'Stop unknown job': Parameters: " in problem and expected in problem, problem
 
 
 def test_nested_members_are_checked_too(definition) -> None:
@@ -102,7 +104,7 @@ def test_nested_members_are_checked_too(definition) -> None:
     assert "MetricData[0].Dimension: not a member of MetricDatum (did you mean 'Dimensions'?)" in problem
 
 
-def test_an_optimized_task_parameter_outside_the_api_is_refused(definition) -> None:
+def test_a_create_parameter_outside_the_api_is_refused(definition) -> None:
     parameters = {**definition["States"]["Train"]["Parameters"], "EnableSpot": True}
     [problem] = planted(definition, "Train", Parameters=parameters)
     assert "state 'Train': Parameters: EnableSpot: not a member of CreateTrainingJobRequest" in problem
@@ -127,17 +129,18 @@ def test_sdk_error_names_follow_the_documented_rule(definition, error: str, acce
 
 
 @pytest.mark.parametrize(("error", "accepted"), [
-    ("SageMaker.AmazonSageMakerException", True),
+    ("SageMaker.SageMakerException", True),  # the AWS SDK integration's generic name
     ("SageMaker.ResourceLimitExceededException", True),
-    ("SageMaker.SageMakerException", False),  # the aws-sdk integration's generic name
+    ("SageMaker.ResourceLimitExceeded", False),  # the suffix is always added
+    ("SageMaker.AmazonSageMakerException", False),  # the optimized integration's generic name: not this task's
 ])
-def test_optimized_error_names(definition, error: str, accepted: bool) -> None:
+def test_create_error_names(definition, error: str, accepted: bool) -> None:
     catch = [{"ErrorEquals": [error], "Next": "Describe job"}]
     assert (planted(definition, "Train", Catch=catch) == []) == accepted
 
 
 def test_tasks_inside_parallel_branches_are_checked(definition) -> None:
-    stop = copy.deepcopy(definition["States"]["Stop job"])
+    stop = copy.deepcopy(definition["States"]["Stop watched job"])
     stop["Resource"] = "arn:aws:states:::sagemaker:stopTrainingJob"
     stop.pop("Catch")
     stop["End"] = True

@@ -1,26 +1,27 @@
-"""Step Functions' SageMaker integrations for moto's interpreter, backed by a scripted SageMaker, for tests.
+"""Step Functions' SageMaker (and CloudWatch GetMetricData) integrations for moto's interpreter, backed by a
+scripted SageMaker, for tests.
 
-moto 5.2.5 sends every `arn:aws:states:::sagemaker:*` task to `StateTaskServiceUnsupported`, which has no
-`.sync` procedure (FACTS.md section 5), and its aws-sdk tasks call moto's own SageMaker. `installed()` swaps in,
-for the duration of a test:
+The definitions call SageMaker only through AWS SDK integrations (`arn:aws:states:::aws-sdk:sagemaker:*`). moto's
+own aws-sdk tasks would call moto's SageMaker, which finishes every job at once. `installed()` swaps in, for the
+duration of a test, `StateTaskServiceSdk`, which sends CreateTrainingJob, DescribeTrainingJob and StopTrainingJob to
+`FakeSageMaker`, and CloudWatch's GetMetricData to the same fake (the stall watchdog's question):
 
-- `StateTaskServiceSageMaker` for the optimized integration. It serves `createTrainingJob[.sync]` only, as Step
-  Functions does among the training-job APIs (developer guide, "Create and manage Amazon SageMaker AI jobs with Step
-  Functions": StopTrainingJob and DescribeTrainingJob are not optimized integrations), and fails any other action.
-  CreateTrainingJob goes to `FakeSageMaker`, which records the request exactly as it reached "SageMaker", throttles
-  the first `throttle` calls (a ThrottlingException, reported like a refusal), refuses a request as SageMaker would
-  when it breaks the service model (a hyperparameter value over 2,500 characters, or a tag value with a character
-  outside the Tag.Value pattern, say: a ValidationException, which the optimized integration reports as the generic
-  `SageMaker.AmazonSageMakerException` with the code in its cause), otherwise follows a script (throttle, quota
-  error, capacity failure, failure, success, a lost wait), creates the job in moto's SageMaker backend and sets the
-  job's final status there; the `.sync` resolver then polls DescribeTrainingJob like Step Functions does and fails
-  the task with `States.TaskFailed` and the job description as its cause when the job did not complete.
-- `StateTaskServiceAwsSdk` with SageMaker's describe and stop routed to the same fake, so the test sees every stop
-  and can throttle describes, and SageMaker's errors named with the service's exception prefix, `SageMaker`
-  (developer guide, "AWS SDK service integrations": `SageMaker.<Name>Exception` for a modelled error,
-  `SageMaker.SageMakerException` for others such as throttling). Other services' members are translated between
-  the PascalCase of AWS SDK integrations and the API's own casing (Step Functions' `stateMachineArn`), both ways, as
-  Step Functions does and as LocalStack's interpreter did before moto's port left that step out.
+- CreateTrainingJob records the request exactly as it reached "SageMaker", throttles the first `throttle` calls,
+  refuses a request that breaks the service model (a hyperparameter value over 2,500 characters, a tag value outside
+  the Tag.Value pattern), otherwise follows a script of outcomes (throttle, quota error, capacity failure, failure,
+  success, a job that never starts, a job that stalls, ...) and creates the job in moto's SageMaker backend, with
+  TrainingJobStatus InProgress and SecondaryStatus Starting;
+- each DescribeTrainingJob moves the job one step along its outcome's timeline (e.g. Training, then Completed), so
+  the definition's poll loop sees the job progress as it would on AWS;
+- StopTrainingJob makes the job Stopping; the next describe finds it Stopped;
+- errors are named as AWS SDK integrations name them (developer guide, "AWS SDK service integrations"):
+  `SageMaker.<Name>Exception` for a modelled error, `SageMaker.SageMakerException` for the others (throttling,
+  validation, 5xx), with the Cause the AWS SDK for Java 2.x writes: `<message> (Service: SageMaker, Status Code:
+  <n>, Request ID: <id>)`.
+
+Other services' members are translated between the PascalCase of AWS SDK integrations and the API's own casing
+(Step Functions' `stateMachineArn`), both ways, as Step Functions does and as LocalStack's interpreter did before
+moto's port left that step out.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ import boto3
 import jsonpath_ng
 import jsonpath_ng.ext
 from botocore.exceptions import ClientError
+from botocore.validate import validate_parameters
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.sagemaker.models import sagemaker_backends
 from moto.stepfunctions.parser.api import HistoryEventType, TaskFailedEventDetails
@@ -52,13 +54,8 @@ from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name
 from moto.stepfunctions.parser.asl.component.common.path import result_path
 from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
 from moto.stepfunctions.parser.asl.component.state.exec.state_task import state_task_factory
-from moto.stepfunctions.parser.asl.component.state.exec.state_task.service import state_task_service_callback
-from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.resource import ResourceCondition
 from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_aws_sdk import (
     StateTaskServiceAwsSdk,
-)
-from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_callback import (
-    StateTaskServiceCallback,
 )
 from moto.stepfunctions.parser.asl.component.state.wait.wait_function.wait_function import WaitFunction
 from moto.stepfunctions.parser.asl.eval.event.event_detail import EventDetails
@@ -67,25 +64,46 @@ from moto.stepfunctions.parser.asl.utils import json_path
 from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
 
 from compiler.service_model import validate_request
+from compiler.state_machine import poll
 
-TERMINAL_FAILURES = {"Failed", "Stopped"}
+POLL_PAUSE_SECONDS = 0.005
+RUNNING = ("InProgress", "Training")
+STARTING = ("InProgress", "Starting")
+
+
+def sdk_cause(message: str, status: int = 400, request_id: str = "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0") -> str:
+    """The Cause of an AWS SDK integration's error: the AWS SDK for Java 2.x's exception message."""
+    return f"{message} (Service: SageMaker, Status Code: {status}, Request ID: {request_id})"
 
 
 @dataclass
 class Outcome:
-    """What SageMaker does with one CreateTrainingJob call."""
+    """What SageMaker does with one CreateTrainingJob call, and how the job goes on over DescribeTrainingJob calls."""
 
-    kind: str  # "complete" | "fail" | "error" (the API call itself fails; no job) | "running" | "lost" |
-    # "created_error" (the call fails, yet the job exists and completes after `describes_to_finish` describes)
+    kind: str  # "complete" | "fail" | "error" (the API call itself fails; no job) | "running" | "lost" (the call's
+    # answer is lost, the job exists and completes) | "created_error" (the call fails with a 5xx, yet the job exists
+    # and completes after `describes_to_finish` describes) | "waiting" (never leaves Starting) | "stall"
     reason: str = ""  # FailureReason for "fail"; the Cause for "error"
-    error: str = ""  # the Step Functions error name for "error", e.g. SageMaker.AmazonSageMakerException
+    error: str = ""  # the Step Functions error name for "error", e.g. SageMaker.SageMakerException
     billable_seconds: int = 3600
     training_seconds: int = 3700
-    describes_to_finish: int = 0
+    describes_to_finish: int = 1  # describes that find the job InProgress before its end
+    progress_looks: int | None = None  # GetMetricData looks that find a new datapoint (None: every one)
+
+    def timeline(self) -> list[tuple[str, str]]:
+        """(TrainingJobStatus, SecondaryStatus) after each describe; the last one stays."""
+        if self.kind == "fail":
+            return [("Failed", "Failed")]
+        if self.kind == "waiting":
+            return [STARTING]
+        if self.kind in ("running", "stall"):
+            return [RUNNING]
+        return [RUNNING] * self.describes_to_finish + [("Completed", "Completed")]
 
 
-def completes(billable_seconds: int = 3600) -> Outcome:
-    return Outcome("complete", billable_seconds=billable_seconds, training_seconds=billable_seconds + 100)
+def completes(billable_seconds: int = 3600, describes_to_finish: int = 1) -> Outcome:
+    return Outcome("complete", billable_seconds=billable_seconds, training_seconds=billable_seconds + 100,
+                   describes_to_finish=describes_to_finish)
 
 
 def fails(reason: str) -> Outcome:
@@ -97,16 +115,33 @@ def capacity_error() -> Outcome:
                  "different ML instance type.")
 
 
+def algorithm_error() -> Outcome:
+    return fails("AlgorithmError: ExecuteUserScriptError: ExitCode 1 ErrorMessage \"RuntimeError: CUDA error\"")
+
+
+def never_starts() -> Outcome:
+    """SageMaker keeps the job waiting for instances (SecondaryStatus Starting) and never fails it."""
+    return Outcome("waiting", billable_seconds=0, training_seconds=0)
+
+
+def stalls(progress_looks: int = 0) -> Outcome:
+    """The job trains, its metric has new datapoints for `progress_looks` looks, then none; it never ends."""
+    return Outcome("stall", progress_looks=progress_looks, billable_seconds=1800, training_seconds=1800)
+
+
+def running() -> Outcome:
+    return Outcome("running")
+
+
 def lost() -> Outcome:
-    """The job is created and keeps running, but the task's wait for it fails (States.TaskFailed)."""
-    return Outcome("lost", reason="The wait for the job broke off (test)")
+    """The job is created, but the call's answer never comes back (States.TaskFailed); the job then completes."""
+    return Outcome("lost", error="States.TaskFailed", reason="The answer to CreateTrainingJob was lost (test)")
 
 
 def created_despite_server_error(describes_to_finish: int = 2) -> Outcome:
     """A 5xx answer to a CreateTrainingJob that did create the job; the job then runs and completes."""
-    return Outcome("created_error", error="SageMaker.AmazonSageMakerException",
-                   reason="We encountered an internal error. Please try again. (Service: AmazonSageMaker; Status Code: "
-                          "500; Error Code: InternalFailure; Request ID: 4d5e; Proxy: null)",
+    return Outcome("created_error", error="SageMaker.SageMakerException",
+                   reason=sdk_cause("We encountered an internal error. Please try again.", 500, "4d5e"),
                    describes_to_finish=describes_to_finish)
 
 
@@ -116,22 +151,20 @@ def api_error(error: str, cause: str) -> Outcome:
 
 def refused_as_invalid(problems: list[str]) -> Outcome:
     """SageMaker's answer to a request that breaks its model: no job, a ValidationException."""
-    return api_error("SageMaker.AmazonSageMakerException",
-                     f"{len(problems)} validation error(s) detected: {'; '.join(problems)} (Service: AmazonSageMaker; "
-                     "Status Code: 400; Error Code: ValidationException; Request ID: 0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0)")
+    return api_error("SageMaker.SageMakerException",
+                     sdk_cause(f"{len(problems)} validation error(s) detected: {'; '.join(problems)}"))
 
 
 def throttled() -> Outcome:
-    """How the optimized integration reports throttling: the generic error name, the code in the cause."""
-    return api_error("SageMaker.AmazonSageMakerException",
-                     "Rate exceeded (Service: AmazonSageMaker; Status Code: 400; Error Code: ThrottlingException; "
-                     "Request ID: 5e6f7a8b-9c0d-1e2f-3a4b-5c6d7e8f9a0b; Proxy: null)")
+    """How the AWS SDK integration reports throttling: the generic error name, the service's message in the cause."""
+    return api_error("SageMaker.SageMakerException", sdk_cause("Rate exceeded", request_id="5e6f7a8b"))
 
 
 def quota_exceeded() -> Outcome:
     return api_error("SageMaker.ResourceLimitExceededException",
-                     "The account-level service limit 'ml.p5.48xlarge for training job usage' is 2 Instances, with "
-                     "current utilization of 2 Instances and a request delta of 2 Instances.")
+                     sdk_cause("The account-level service limit 'ml.p5.48xlarge for training job usage' is 2 "
+                               "Instances, with current utilization of 2 Instances and a request delta of 2 "
+                               "Instances."))
 
 
 @dataclass
@@ -147,12 +180,15 @@ class FakeSageMaker:
     created: list[dict[str, Any]] = field(default_factory=list)  # the ones that created a job
     refused: list[list[str]] = field(default_factory=list)  # the service-model problems of each refused call
     stopped: list[str] = field(default_factory=list)
-    lost: set[str] = field(default_factory=set)  # jobs whose .sync wait fails while they run
-    polls: int = 0
-    describes: int = 0  # DescribeTrainingJob calls of the definition (aws-sdk), throttled ones included
+    describes: int = 0  # DescribeTrainingJob calls of the definition, throttled ones included
     missing: str = "ValidationException"  # how DescribeTrainingJob answers for a missing job (or "ResourceNotFound")
     stop_calls: list[str] = field(default_factory=list)  # every StopTrainingJob, for a job or not
-    finishing: dict[str, int] = field(default_factory=dict)  # job -> describes left before it completes
+    timelines: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # job -> steps still to come
+    outcomes: dict[str, Outcome] = field(default_factory=dict)  # job -> its outcome
+    metric_queries: list[dict[str, Any]] = field(default_factory=list)  # every GetMetricData request
+    looks: dict[str, int] = field(default_factory=dict)  # job -> GetMetricData looks so far
+    waits: list[int] = field(default_factory=list)  # Retry delays and Wait states other than the poll loop's
+    poll_waits: list[int] = field(default_factory=list)  # the poll loop's waits
 
     @functools.cached_property
     def client(self) -> Any:
@@ -160,6 +196,10 @@ class FakeSageMaker:
 
     def _job(self, name: str) -> Any:
         return sagemaker_backends[DEFAULT_ACCOUNT_ID][self.region].training_jobs[name]
+
+    def _set(self, name: str, status: tuple[str, str]) -> None:
+        job = self._job(name)
+        job.training_job_status, job.secondary_status = status
 
     def create(self, request: dict[str, Any]) -> tuple[dict[str, Any] | None, Outcome]:
         self.calls.append(copy.deepcopy(request))
@@ -173,38 +213,40 @@ class FakeSageMaker:
         outcome = self.script.pop(0) if self.script else completes()
         if outcome.kind == "error":
             return None, outcome
+        name = request["TrainingJobName"]
         self.created.append(copy.deepcopy(request))
         response = self.client.create_training_job(**request)
-        job = self._job(request["TrainingJobName"])
-        job.training_job_status = {"complete": "Completed", "fail": "Failed", "running": "InProgress",
-                                   "lost": "InProgress", "created_error": "InProgress"}[outcome.kind]
-        if outcome.kind == "created_error":
-            self.finishing[request["TrainingJobName"]] = outcome.describes_to_finish
-        if outcome.kind == "lost":
-            self.lost.add(request["TrainingJobName"])
-        job.secondary_status = job.training_job_status
+        self._set(name, STARTING)
+        self.timelines[name] = outcome.timeline()
+        self.outcomes[name] = outcome
+        job = self._job(name)
         job.billable_time_in_seconds = outcome.billable_seconds
         job.training_time_in_seconds = outcome.training_seconds
         if outcome.kind == "fail":
             job.failure_reason = outcome.reason
-        if outcome.kind == "created_error":
+        if outcome.kind in ("created_error", "lost"):
             return None, outcome
         return {"TrainingJobArn": response["TrainingJobArn"]}, outcome
 
     def exists(self, name: str) -> bool:
         return name in sagemaker_backends[DEFAULT_ACCOUNT_ID][self.region].training_jobs
 
+    def status(self, name: str) -> tuple[str, str]:
+        job = self._job(name)
+        return job.training_job_status, job.secondary_status
+
     def stop(self, name: str) -> None:
-        """StopTrainingJob: SageMaker answers a ValidationException for a job that does not exist."""
+        """StopTrainingJob: SageMaker answers a ValidationException for a job that does not exist or has ended."""
         self.stop_calls.append(name)
-        if not self.exists(name):
+        if not self.exists(name) or self.status(name)[0] != "InProgress":
             raise ClientError({"Error": {"Code": "ValidationException", "Message": "Requested resource not found."},
                                "ResponseMetadata": {"HTTPStatusCode": 400, "RequestId": "8e9f"}}, "StopTrainingJob")
         self.stopped.append(name)
-        self._job(name).training_job_status = "Stopped"
+        self._set(name, ("Stopping", "Stopping"))
+        self.timelines[name] = [("Stopped", "Stopped")]
 
     def describe_call(self, name: str) -> dict[str, Any]:
-        """DescribeTrainingJob from the definition's aws-sdk task: throttled first if the test asks."""
+        """DescribeTrainingJob from the definition: throttled first if the test asks; moves the job one step on."""
         self.describes += 1
         if self.describes <= self.describe_throttle:
             raise ClientError({"Error": {"Code": "ThrottlingException", "Message": "Rate exceeded"},
@@ -214,17 +256,29 @@ class FakeSageMaker:
             raise self.client.exceptions.ResourceNotFound(
                 {"Error": {"Code": "ResourceNotFound", "Message": f"Training job {name} does not exist."},
                  "ResponseMetadata": {"HTTPStatusCode": 400, "RequestId": "9f0a"}}, "DescribeTrainingJob")
-        if name in self.finishing:
-            self.finishing[name] -= 1
-            if self.finishing[name] < 0:
-                self._job(name).training_job_status = "Completed"
-        return self.describe(name, poll=False)
+        steps = self.timelines.get(name)
+        if steps:
+            self._set(name, steps[0] if len(steps) == 1 else steps.pop(0))
+        return self.describe(name)
 
-    def describe(self, name: str, poll: bool = True) -> dict[str, Any]:
-        self.polls += poll
+    def describe(self, name: str) -> dict[str, Any]:
         response = self.client.describe_training_job(TrainingJobName=name)
         response.pop("ResponseMetadata", None)
         return json.loads(json.dumps(response, default=str))
+
+    def metric_data(self, request: dict[str, Any]) -> dict[str, Any]:
+        """GetMetricData for one job's progress metric: a datapoint while the job's outcome says it progresses."""
+        self.metric_queries.append(copy.deepcopy(request))
+        [query] = request["MetricDataQueries"]
+        [host] = query["MetricStat"]["Metric"]["Dimensions"]
+        name = host["Value"].removesuffix("/algo-1")
+        self.looks[name] = self.looks.get(name, 0) + 1
+        outcome = self.outcomes.get(name)
+        progress = outcome is not None and (outcome.progress_looks is None or self.looks[name] <= outcome.progress_looks)
+        return {"MetricDataResults": [{"Id": query["Id"], "Label": query["MetricStat"]["Metric"]["MetricName"],
+                                       "Timestamps": [request["EndTime"]] if progress else [],
+                                       "Values": [1.0] if progress else [], "StatusCode": "Complete"}],
+                "Messages": []}
 
 
 _CURRENT: list[FakeSageMaker] = []
@@ -247,51 +301,11 @@ def _failure(env: Any, task: Any, error: str, cause: str, states_error: bool = F
     )
 
 
-class StateTaskServiceSageMaker(StateTaskServiceCallback):
-    """`arn:aws:states:::sagemaker:createTrainingJob[.sync]` and `stopTrainingJob`, backed by FakeSageMaker."""
-
-    def __init__(self) -> None:
-        # WaitForTaskToken is listed only because moto's callback code assumes a callback endpoint exists.
-        super().__init__(supported_integration_patterns={ResourceCondition.Sync, ResourceCondition.WaitForTaskToken})
-
-    def _get_supported_parameters(self) -> set[str] | None:
-        return None  # no filtering: the test must see exactly what the definition sends
-
-    def _validate_service_integration_is_supported(self) -> None:
-        if self.resource.api_action != "createTrainingJob":  # the one optimized training-job API
-            raise ValueError(f"not an optimized SageMaker integration: {self.resource.api_action}")
-
-    def _eval_service_task(self, env, resource_runtime_part, normalised_parameters, state_credentials):
-        fake = _CURRENT[-1]
-        response, outcome = fake.create(normalised_parameters)
-        if response is None:
-            raise _failure(env, self, outcome.error, outcome.reason)
-        env.stack.append(response)
-
-    def _build_sync_resolver(self, env, resource_runtime_part, normalised_parameters, state_credentials):
-        fake = _CURRENT[-1]
-        env.stack.pop()  # CreateTrainingJob's response
-        name = normalised_parameters["TrainingJobName"]
-
-        def resolve() -> dict[str, Any] | None:
-            if name in fake.lost:
-                raise _failure(env, self, "States.TaskFailed", "The wait for the job broke off (test)",
-                               states_error=True)
-            job = fake.describe(name)
-            status = job["TrainingJobStatus"]
-            if status == "Completed":
-                return job
-            if status in TERMINAL_FAILURES:
-                raise _failure(env, self, "States.TaskFailed", json.dumps(job), states_error=True)
-            return None
-
-        return resolve
-
-
 class StateTaskServiceSdk(StateTaskServiceAwsSdk):
     """moto's aws-sdk tasks, with SageMaker's describe and stop served by FakeSageMaker and errors named as AWS does."""
 
-    _FAKED = {"describe_training_job", "stop_training_job"}
+    _FAKED = {("sagemaker", "describe_training_job"), ("sagemaker", "stop_training_job"),
+              ("sagemaker", "create_training_job"), ("cloudwatch", "get_metric_data")}
 
     @staticmethod
     def _normalise_service_error_name(service_name: str) -> str:
@@ -305,7 +319,8 @@ class StateTaskServiceSdk(StateTaskServiceAwsSdk):
 
     def _eval_service_task(self, env, resource_runtime_part, normalised_parameters, state_credentials):
         action = self._get_boto_service_action()
-        if self._get_boto_service_name() != "sagemaker" or action not in self._FAKED:
+        service = self._get_boto_service_name()
+        if (service, action) not in self._FAKED:
             operation = self._operation()
             parameters = _api_cased(normalised_parameters, operation.input_shape)
             normalised_parameters.clear()
@@ -314,6 +329,18 @@ class StateTaskServiceSdk(StateTaskServiceAwsSdk):
             env.stack.append(_pascal_cased(env.stack.pop(), operation.output_shape))
             return
         fake = _CURRENT[-1]
+        if service == "cloudwatch":
+            operation = self._operation()
+            request = _api_cased(normalised_parameters, operation.input_shape)
+            validate_parameters(request, operation.input_shape)  # what botocore would send, or a ParamValidationError
+            env.stack.append(fake.metric_data(request))
+            return
+        if action == "create_training_job":
+            response, outcome = fake.create(normalised_parameters)
+            if response is None:
+                raise _failure(env, self, outcome.error, outcome.reason, states_error=outcome.kind == "lost")
+            env.stack.append(response)
+            return
         name = normalised_parameters["TrainingJobName"]
         if action == "stop_training_job":
             fake.stop(name)
@@ -359,28 +386,33 @@ _jsonpath = functools.lru_cache(maxsize=4096)(jsonpath_ng.parse)
 
 @contextlib.contextmanager
 def installed(fake: FakeSageMaker) -> Iterator[FakeSageMaker]:
-    """Route SageMaker tasks to `fake`, make Retry/Wait/poll delays instant and parses cached, for one `with` block."""
+    """Route SageMaker tasks to `fake`, make Retry/Wait delays instant and parses cached, for one `with` block.
+
+    The poll loop's waits go to `fake.poll_waits`, every other delay (Retry, back-off, relaunch) to `fake.waits`.
+    """
     original: Callable[..., Any] = state_task_factory.state_task_service_for
-    waits: list[int] = []
 
     def factory(service_name: str) -> Any:
-        if service_name == "sagemaker":
-            return StateTaskServiceSageMaker()
         if service_name == "aws-sdk":
             return StateTaskServiceSdk()
         return original(service_name=service_name)
 
     def no_wait(self: Any, env: Any, wait_seconds: int) -> None:
-        waits.append(wait_seconds)
+        state = env.states.context_object.context_object_data.get("State", {}).get("Name")
+        if state == poll.WAIT:
+            fake.poll_waits.append(wait_seconds)
+            # A moment in place of the minute: other threads (a test's second execution, StopExecution) get to run,
+            # and a stop ends the wait as it does moto's own (`WaitFunction._wait_interval`).
+            env.program_state_event.wait(POLL_PAUSE_SECONDS)
+        else:
+            fake.waits.append(wait_seconds)
 
     _CURRENT.append(fake)
-    fake.waits = waits  # type: ignore[attr-defined]
     try:
         with (
             mock.patch.object(state_task_factory, "state_task_service_for", factory),
-            mock.patch.object(retrier_decl, "time", SimpleNamespace(sleep=waits.append)),
+            mock.patch.object(retrier_decl, "time", SimpleNamespace(sleep=fake.waits.append)),
             mock.patch.object(WaitFunction, "_wait_interval", no_wait),
-            mock.patch.object(state_task_service_callback, "_DELAY_SECONDS_SYNC_CONDITION_CHECK", 0.01),
             mock.patch.object(ExecutionWorker, "_get_evaluation_entrypoint", _entrypoint),
             mock.patch.object(json_path, "parse", _ext_jsonpath),
             mock.patch.object(result_path, "parse", _jsonpath),

@@ -32,7 +32,7 @@ def second_start_while_first_runs(d: Deployed, name: str) -> tuple[str, sage.Fak
         first = d.sfn.start_execution(stateMachineArn=d.arn, name=f"{name}-first", input="{}")["executionArn"]
         wait_for(lambda: fake.created and fake.exists(fake.created[0]["TrainingJobName"]), "the first run's job")
         second = d.run({}, [sage.completes()], name=f"{name}-second")
-        fake._job(fake.created[0]["TrainingJobName"]).training_job_status = "Completed"
+        fake.timelines[fake.created[0]["TrainingJobName"]] = [("Completed", "Completed")]  # at its next describe
         wait_for(lambda: d.sfn.describe_execution(executionArn=first)["status"] != "RUNNING", "the first run")
     assert d.sfn.describe_execution(executionArn=first)["status"] == "SUCCEEDED"
     return first, fake, second

@@ -42,7 +42,7 @@ def overrides_for(spec: sm.MachineSpec) -> dict[str, Any]:
 
 
 def hourly_price(spec: sm.MachineSpec, count: int) -> float:
-    price = catalog.get(spec.instance_type).price_per_hour
+    price = catalog.price(spec.instance_type, spec.price_region)
     assert price is not None
     return price * count
 
@@ -113,15 +113,16 @@ def test_capacity_failures_stop_at_the_spec_limit(name: str, deployed, specs) ->
     check_requests(d, run, {})
 
 
-THROTTLED_CAUSE = sage.throttled().reason  # "... Error Code: ThrottlingException ..."
+THROTTLED_CAUSE = sage.throttled().reason  # "Rate exceeded (Service: SageMaker, Status Code: 400, ...)"
 
 
-# The names the optimized integration reports (docs/aws-assumptions.md): throttling under the generic name with the
-# code in the cause; the modelled quota error in either spelling (which one is not documented).
+# The names the AWS SDK integration reports (docs/aws-assumptions.md): throttling under the generic name with the
+# service's message in the cause (SageMaker's "Rate exceeded", or AWS's common "request throttling" wording); the
+# modelled quota error with the Exception suffix.
 @pytest.mark.parametrize(("error", "cause"), [
-    ("SageMaker.AmazonSageMakerException", THROTTLED_CAUSE),
+    ("SageMaker.SageMakerException", THROTTLED_CAUSE),
+    ("SageMaker.SageMakerException", sage.sdk_cause("The request was denied due to request throttling.")),
     ("SageMaker.ResourceLimitExceededException", sage.quota_exceeded().reason),
-    ("SageMaker.ResourceLimitExceeded", sage.quota_exceeded().reason),
 ])
 def test_throttling_and_quota_errors_are_retried(name: str, error: str, cause: str, deployed) -> None:
     d = deployed[name]
@@ -147,11 +148,11 @@ def test_refused_request_is_reported_without_a_job(name: str, deployed) -> None:
 
 
 def test_request_refused_as_invalid_is_invalid_input(name: str, deployed) -> None:
-    # SageMaker's ValidationException as the optimized integration reports it: the generic name with the code in the
-    # cause (throttling arrives under the same generic name).
-    error = "SageMaker.AmazonSageMakerException"
+    # SageMaker's ValidationException as the AWS SDK integration reports it: the generic name, the service's message
+    # in the cause (throttling arrives under the same generic name).
+    error = "SageMaker.SageMakerException"
     d = deployed[name]
-    cause = "1 validation error detected (Service: AmazonSageMaker; Status Code: 400; Error Code: ValidationException)"
+    cause = sage.sdk_cause("1 validation error detected: Value 'x' at 'trainingJobName' failed to satisfy constraint")
     run = d.run({}, [sage.api_error(error, cause)] * 7)
     assert (run.status, run.error) == ("FAILED", sm.INVALID_INPUT)
     assert run.cause == f"SageMaker refused the request: {cause}"

@@ -30,7 +30,7 @@ def shipped(deployed) -> Deployed:
 
 
 def test_a_job_whose_wait_and_describe_both_fail_is_stopped_and_reported_unknown(shipped: Deployed) -> None:
-    # The job exists and runs; the .sync wait breaks off and every describe (1 + 4 retries) is throttled.
+    # The job exists and runs; the create's answer is lost and every describe (1 + 4 retries) is throttled.
     run = shipped.run({}, [sage.lost()], describe_throttle=5)
     [request] = run.fake.calls
     name = request["TrainingJobName"]
@@ -46,25 +46,25 @@ def test_a_job_whose_wait_and_describe_both_fail_is_stopped_and_reported_unknown
 def test_an_unexplained_create_error_stops_by_name_harmlessly_when_no_job_exists(shipped: Deployed) -> None:
     # Neither a refusal, throttling nor a server error, and the describe fails (moto: ValidationException, which the
     # aws-sdk integration names SageMaker.SageMakerException): the stop is sent, fails, and the run says unknown.
-    cause = "Something else (Service: AmazonSageMaker; Status Code: 409; Error Code: ConflictException; Request ID: 3c)"
-    run = shipped.run({}, [sage.api_error("SageMaker.AmazonSageMakerException", cause)])
+    cause = sage.sdk_cause("Something else", 409, "3c")
+    run = shipped.run({}, [sage.api_error("SageMaker.SageMakerException", cause)])
     [request] = run.fake.calls
     assert run.fake.created == [] and run.fake.stopped == []
     # The missing job's ValidationException reaches the stop as SageMaker.SageMakerException, which it repeats 3
     # times (the name it shares with throttling), 5 s doubling, before it lets the error go.
     assert run.fake.stop_calls == [request["TrainingJobName"]] * 4
     assert (run.status, run.error) == ("FAILED", "TrainingJobFailed")
-    assert f"unknown, stopped: CreateTrainingJob failed (SageMaker.AmazonSageMakerException: {cause})" in run.cause
+    assert f"unknown, stopped: CreateTrainingJob failed (SageMaker.SageMakerException: {cause})" in run.cause
     assert "DescribeTrainingJob failed (SageMaker.SageMakerException: " in run.cause
     assert run.fake.waits == DESCRIBE_WAITS + STOP_WAITS
 
 
 def test_resource_not_found_from_the_describe_proves_no_job_exists(shipped: Deployed) -> None:
-    cause = "Something else (Service: AmazonSageMaker; Status Code: 409; Error Code: ConflictException; Request ID: 3c)"
-    run = shipped.run({}, [sage.api_error("SageMaker.AmazonSageMakerException", cause)], missing="ResourceNotFound")
+    cause = sage.sdk_cause("Something else", 409, "3c")
+    run = shipped.run({}, [sage.api_error("SageMaker.SageMakerException", cause)], missing="ResourceNotFound")
     assert (run.status, run.error) == ("FAILED", "TrainingJobNotCreated")
     assert run.fake.stop_calls == [] and run.fake.describes == 1
-    assert f"SageMaker.AmazonSageMakerException: {cause}" in run.cause
+    assert f"SageMaker.SageMakerException: {cause}" in run.cause
 
 
 # ------------------------------------------------------------------------------------------------- (b)
@@ -76,7 +76,8 @@ def test_a_job_created_despite_a_server_error_is_waited_on_not_stopped(shipped: 
     [request] = run.fake.calls  # not repeated under the same name
     assert run.fake.created == [request] and run.fake.stop_calls == []
     assert run.output["status"] == "Completed" and run.output["job_name"] == request["TrainingJobName"]
-    assert run.fake.waits == [POLL, POLL], "the run looks at the job again every 60 s while it runs"
+    assert run.fake.poll_waits == [POLL, POLL], "the run looks at the job again every 60 s while it runs"
+    assert run.fake.waits == []
     [note] = run.notifications
     assert note["status"] == "Completed"
 
@@ -89,9 +90,8 @@ def test_a_job_found_after_a_server_error_is_read_like_any_other(shipped: Deploy
 
 
 def test_a_server_error_without_a_job_is_repeated_after_the_look_up(shipped: Deployed) -> None:
-    cause = ("We encountered an internal error. Please try again. (Service: AmazonSageMaker; Status Code: 500; "
-             "Error Code: InternalFailure; Request ID: 2b3c; Proxy: null)")
-    run = shipped.run({}, [sage.api_error("SageMaker.AmazonSageMakerException", cause), sage.completes()])
+    cause = sage.sdk_cause("We encountered an internal error. Please try again.", 500, "2b3c")
+    run = shipped.run({}, [sage.api_error("SageMaker.SageMakerException", cause), sage.completes()])
     assert run.status == "SUCCEEDED", run.cause
     assert (len(run.fake.calls), len(run.fake.created)) == (2, 1)
     assert run.fake.calls[0]["TrainingJobName"] == run.fake.calls[1]["TrainingJobName"]

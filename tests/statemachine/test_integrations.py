@@ -1,8 +1,8 @@
 """The definitions use only what Step Functions accepts, and the AWS SDK tasks handle errors by their AWS names.
 
-Executed in moto with the test integrations of `sagemaker_sync.py`: the optimized SageMaker integration serves only
-CreateTrainingJob (the developer guide's list has no StopTrainingJob), and the aws-sdk SageMaker tasks report errors
-as AWS SDK integrations do (`SageMaker.SageMakerException` for throttling).
+Executed in moto with the test integrations of `sagemaker_sync.py`: every SageMaker task is an AWS SDK task
+(create, describe, stop), and they report errors as AWS SDK integrations do (`SageMaker.SageMakerException` for
+throttling).
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from tests.statemachine import sagemaker_sync as sage
 from tests.statemachine.conftest import NAMES
 from tests.statemachine.harness import job_parts
 
-# From the developer guide: StopTrainingJob is reached through the AWS SDK integration.
+# From the developer guide ("AWS SDK service integrations"): arn:aws:states:::aws-sdk:<service>:<apiAction>.
+CREATE = "arn:aws:states:::aws-sdk:sagemaker:createTrainingJob"
 STOP = "arn:aws:states:::aws-sdk:sagemaker:stopTrainingJob"
 DESCRIBE = "arn:aws:states:::aws-sdk:sagemaker:describeTrainingJob"
 # The describe's retry of throttling: 4 repeats, 5 s doubling.
@@ -33,25 +34,30 @@ def test_every_definition_passes_the_integration_check(test_specs) -> None:
         definition = sm.build_definition(spec)
         assert integrations.definition_problems(definition) == [], spec.workload
         resources = {s["Resource"] for s in tasks(definition).values()}
-        assert "arn:aws:states:::sagemaker:stopTrainingJob" not in resources
+        assert not any(r.startswith("arn:aws:states:::sagemaker:") for r in resources), "no optimized SageMaker task"
+        assert not any(r.endswith(".sync") for r in resources)
 
 
-def test_stop_and_describe_use_the_aws_sdk_integration(specs) -> None:
+def test_create_stop_and_describe_use_the_aws_sdk_integration(specs) -> None:
     states = tasks(sm.build_definition(specs[NAMES[0]]))
-    assert states["Stop job"]["Resource"] == STOP
-    assert states["Describe job"]["Resource"] == DESCRIBE
+    assert states["Train"]["Resource"] == CREATE
+    assert states["Train"]["Retry"][0]["ErrorEquals"] == ["SageMaker.ResourceLimitExceededException"]
+    assert states["Train"]["Catch"][0]["ErrorEquals"] == ["SageMaker.SageMakerException"]
+    assert {states[n]["Resource"] for n in ("Stop watched job", "Stop unknown job", "Stop job lost from sight")} == {STOP}
+    assert {states[n]["Resource"] for n in ("Describe job", "Describe the job again")} == {DESCRIBE}
     assert states["Describe job"]["Retry"][0]["ErrorEquals"] == ["SageMaker.SageMakerException"]
 
 
 @pytest.mark.parametrize("name", NAMES[:2])
-def test_a_job_still_running_when_the_wait_breaks_off_is_stopped(name: str, deployed) -> None:
+def test_a_job_whose_create_answer_is_lost_is_found_and_waited_on(name: str, deployed) -> None:
     d = deployed[name]
     run = d.run({}, [sage.lost()])
     [request] = run.fake.calls
-    assert run.fake.stopped == [request["TrainingJobName"]], run.history[-1]
-    assert (run.status, run.error) == ("FAILED", "TrainingJobFailed")
+    assert run.fake.stop_calls == [], run.history[-1]
+    assert run.status == "SUCCEEDED", run.cause
+    assert run.fake.poll_waits == [60]  # found running by the describe, completed at the next look
     [note] = run.notifications
-    assert note["job_name"] == request["TrainingJobName"]
+    assert (note["job_name"], note["status"]) == (request["TrainingJobName"], "Completed")
 
 
 def test_a_throttled_describe_is_retried_and_the_capacity_relaunch_happens(deployed_test) -> None:
@@ -60,14 +66,14 @@ def test_a_throttled_describe_is_retried_and_the_capacity_relaunch_happens(deplo
     run = d.run({}, fake_script, describe_throttle=2)
     assert run.status == "SUCCEEDED", run.cause
     assert [job_parts(d.spec, c["TrainingJobName"])[1] for c in run.fake.calls] == [0, 1]
-    assert run.fake.describes == 3  # two throttled, then the capacity failure is read
+    assert run.fake.describes == 3 + 2  # two throttled, then the capacity failure; the relaunch: running, completed
     assert run.fake.waits[:2] == DESCRIBE_WAITS[:2]
     assert run.output["attempts"] == 2
 
 
 
-# CreateTrainingJob fields (and one value) that no public source shows the optimized `.sync` integration accepting
-# (its schema has lagged SageMaker: aws-step-functions-data-science-sdk-python#42): sent only when a spec asks.
+# Optional CreateTrainingJob fields (and one value) the SDK sends only when asked: the compiled request sends them only
+# when a spec asks (the AWS SDK integration takes every member; this is about sending what the spec says).
 UNEVIDENCED_FIELDS = {"RetryStrategy", "InfraCheckConfig", "RemoteDebugConfig", "SessionChainingConfig"}
 UNEVIDENCED_RESOURCE_FIELDS = {"InstanceGroups", "TrainingPlanArn"}
 
@@ -75,7 +81,7 @@ UNEVIDENCED_RESOURCE_FIELDS = {"InstanceGroups", "TrainingPlanArn"}
 @pytest.mark.parametrize("label", ["sm-generic", "sm-hostile", "sm-fallback", "sm-fallback-efa"])
 def test_optional_fields_reach_train_only_when_the_spec_asks(test_specs, label: str) -> None:
     states = sm.build_definition(test_specs[label])["States"].values()
-    trains = [s["Parameters"] for s in states if s.get("Resource") == sm.SYNC_RESOURCE]
+    trains = [s["Parameters"] for s in states if s.get("Resource") == sm.CREATE_RESOURCE]
     assert trains
     for parameters in trains:
         assert not {k.removesuffix(".$") for k in parameters} & UNEVIDENCED_FIELDS
@@ -85,5 +91,5 @@ def test_optional_fields_reach_train_only_when_the_spec_asks(test_specs, label: 
 
 def test_a_heterogeneous_cluster_sends_the_instance_groups_it_asks_for(test_specs) -> None:
     [train] = [s for s in sm.build_definition(test_specs["sm-hetero"])["States"].values()
-               if s.get("Resource") == sm.SYNC_RESOURCE]
+               if s.get("Resource") == sm.CREATE_RESOURCE]
     assert [g["InstanceGroupName"] for g in train["Parameters"]["ResourceConfig"]["InstanceGroups"]] == ["gpu", "cpu"]

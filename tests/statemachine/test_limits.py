@@ -37,7 +37,7 @@ def test_a_3000_character_value_is_invalid_input_and_no_job_exists(hostile: Depl
         "an input channel"]
     run = hostile.run(payload, [sage.completes()])
     assert (run.status, run.error) == ("FAILED", sm.INVALID_INPUT)
-    assert "HyperParameters.name" in run.cause and "ValidationException" in run.cause
+    assert "HyperParameters.name" in run.cause and "validation error(s) detected" in run.cause
     assert run.fake.created == [] and run.notifications == [] and run.fake.stopped == []
     assert len(run.fake.calls) == 1, "a refused request was sent again"
 

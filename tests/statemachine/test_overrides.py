@@ -121,7 +121,7 @@ def assert_same_verdict(d: Deployed, payload: str, problems: list[str], run: Run
     assert (run.status, run.error) == ("FAILED", sm.INVALID_INPUT)
     assert run.fake.created == [] and run.notifications == []
     if problems[0] == messages["hp_value_length"]:  # only SageMaker measures it: its refusal is the cause
-        assert run.cause.startswith(REFUSED_BY_SAGEMAKER) and "ValidationException" in run.cause, run.cause
+        assert run.cause.startswith(REFUSED_BY_SAGEMAKER) and "validation error(s) detected" in run.cause, run.cause
         assert run.fake.refused and all("HyperParameters" in " ".join(p) for p in run.fake.refused)
         assert len(run.fake.calls) == 1, "a refused request was sent again"
     else:
@@ -153,8 +153,8 @@ def test_value_sagemaker_refuses_is_invalid_input_and_no_job(hostile: Deployed) 
     assert problems == [hostile.spec.policy.messages()["hp_value_length"]]
     assert (run.status, run.error) == ("FAILED", sm.INVALID_INPUT)
     assert run.cause.startswith(REFUSED_BY_SAGEMAKER + "1 validation error(s) detected: HyperParameters.name")
-    assert "Error Code: ValidationException" in run.cause
-    # The optimized integration names the refusal AmazonSageMakerException, as it names throttling: the cause tells
+    assert "(Service: SageMaker, Status Code: 400, " in run.cause
+    # The AWS SDK integration names the refusal SageMakerException, as it names throttling: the cause tells
     # them apart, so the refusal is reported after its one call. No job ever exists and nothing is announced.
     assert len(run.fake.calls) == len(run.fake.refused) == 1
     assert run.fake.waits == []

@@ -1,10 +1,11 @@
 """CreateTrainingJob not accepted: refused (no job exists) or throttled (try again), executed in moto.
 
-The optimized integration reports both under one error name, `SageMaker.AmazonSageMakerException`, with SageMaker's
-error code in the cause. A refused request is reported as `InvalidInput` after its one call; a refusal of the
-execution-ARN tag (an execution name with a character SageMaker tags refuse) is tried once more tagged with the
-state machine's ARN; throttling (and a server error, status 5xx) is repeated up to 6 times after a jittered wait,
-then the run ends saying so; any other error is read from the job, if one exists, as before.
+The AWS SDK integration reports both under one error name, `SageMaker.SageMakerException`, with SageMaker's message
+in the cause (`... (Service: SageMaker, Status Code: 400, Request ID: ...)`). A refused request is reported as
+`InvalidInput` after its one call; a refusal of the execution-ARN tag (an execution name with a character SageMaker
+tags refuse) is tried once more tagged with the state machine's ARN; throttling (and a server error, status 5xx) is
+repeated up to 6 times after a jittered wait, then the run ends saying so; any other error is read from the job, if
+one exists, as before.
 
 The fake SageMaker refuses whatever breaks botocore's service model (max, pattern, enum), and throttles the first
 `throttle` calls of a run. The expected waits are the documented policy, written out here: 6 repeats, 5 s doubling,
@@ -33,8 +34,7 @@ LONG_VALUES = {"sm-hostile": ("name", "x" * 2499), "sm-fallback": ("model", "m" 
 # The execution ARN in SageMaker's own wording of a refused tag value (the service message, not botocore's).
 SERVICE_TAG_REFUSAL = ("1 validation error detected: Value '{arn}' at 'tags.4.member.value' failed to satisfy "
                        "constraint: Member must satisfy regular expression pattern: ^([\\p{{L}}\\p{{Z}}\\p{{N}}_.:/=+\\-@]*)$ "
-                       "(Service: AmazonSageMaker; Status Code: 400; Error Code: ValidationException; "
-                       "Request ID: 1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d; Proxy: null)")
+                       "(Service: SageMaker, Status Code: 400, Request ID: 1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d)")
 
 
 @pytest.fixture(scope="module")
@@ -86,9 +86,9 @@ def test_refused_request_is_invalid_input_after_one_call(machines, label: str) -
 def test_refusal_in_the_service_wording_is_invalid_input_after_one_call(machines) -> None:
     d = machines("shipped")
     cause = ("1 validation error detected: Value '{...}' at 'hyperParameters' failed to satisfy constraint: Map value "
-             "must satisfy constraint: [Member must have length less than or equal to 2500] (Service: AmazonSageMaker; "
-             "Status Code: 400; Error Code: ValidationException; Request ID: 0a1b; Proxy: null)")
-    run = d.run({}, [sage.api_error("SageMaker.AmazonSageMakerException", cause), sage.completes()])
+             "must satisfy constraint: [Member must have length less than or equal to 2500] (Service: SageMaker, "
+             "Status Code: 400, Request ID: 0a1b)")
+    run = d.run({}, [sage.api_error("SageMaker.SageMakerException", cause), sage.completes()])
     assert (run.status, run.error, run.cause) == ("FAILED", sm.INVALID_INPUT, REFUSED + cause)
     assert len(run.fake.calls) == 1 and run.fake.waits == []
 
@@ -124,9 +124,9 @@ def test_throttled_beyond_the_budget_fails_saying_so(machines, label: str) -> No
     d = machines(label)
     run = d.run({}, [sage.completes()], throttle=100)
     assert (run.status, run.error) == ("FAILED", "TrainingJobNotCreated")
-    assert ("NotCreated after 1 attempt(s): SageMaker.AmazonSageMakerException: CreateTrainingJob was throttled (or "
+    assert ("NotCreated after 1 attempt(s): SageMaker.SageMakerException: CreateTrainingJob was throttled (or "
             "SageMaker was unavailable) 7 times in a row; the last answer: Rate exceeded") in run.cause, run.cause
-    assert "Error Code: ThrottlingException" in run.cause
+    assert "Rate exceeded (Service: SageMaker, Status Code: 400" in run.cause
     assert (len(run.fake.calls), run.fake.throttled, run.fake.created) == (7, 7, [])
     assert_throttle_waits(run.fake.waits)
     assert 138 <= sum(run.fake.waits) <= 275  # about the budget of the Retry it replaces (5 s x 2^n, <= 120 s)
@@ -137,9 +137,8 @@ def test_throttled_beyond_the_budget_fails_saying_so(machines, label: str) -> No
 def test_a_server_error_is_retried_like_throttling(machines) -> None:
     # Same generic name, status 5xx: transient, and no job exists (it was retried with throttling before, too).
     d = machines("shipped")
-    cause = ("We encountered an internal error. Please try again. (Service: AmazonSageMaker; Status Code: 500; "
-             "Error Code: InternalFailure; Request ID: 2b3c; Proxy: null)")
-    run = d.run({}, [sage.api_error("SageMaker.AmazonSageMakerException", cause)] * 2 + [sage.completes()])
+    cause = sage.sdk_cause("We encountered an internal error. Please try again.", 500, "2b3c")
+    run = d.run({}, [sage.api_error("SageMaker.SageMakerException", cause)] * 2 + [sage.completes()])
     assert run.status == "SUCCEEDED", run.cause
     assert (len(run.fake.calls), len(run.fake.created)) == (3, 1)
     # Before each repeat the run looks for a job the failed call may have created (test_failure_paths.py): moto
@@ -153,11 +152,11 @@ def test_another_generic_error_is_not_retried(machines) -> None:
     # Neither a refusal, throttling nor a server error: not repeated. SageMaker's describe says no job of the name
     # exists (ResourceNotFound): reported as not created. (A describe that fails otherwise: test_failure_paths.py.)
     d = machines("shipped")
-    cause = "Something else (Service: AmazonSageMaker; Status Code: 409; Error Code: ConflictException; Request ID: 3c)"
-    run = d.run({}, [sage.api_error("SageMaker.AmazonSageMakerException", cause), sage.completes()],
+    cause = sage.sdk_cause("Something else", 409, "3c")
+    run = d.run({}, [sage.api_error("SageMaker.SageMakerException", cause), sage.completes()],
                 missing="ResourceNotFound")
     assert (run.status, run.error) == ("FAILED", "TrainingJobNotCreated")
-    assert f"SageMaker.AmazonSageMakerException: {cause}" in run.cause
+    assert f"SageMaker.SageMakerException: {cause}" in run.cause
     assert len(run.fake.calls) == 1
     assert run.fake.waits == [] and run.fake.describes == 1 and run.fake.stop_calls == []
 
@@ -199,7 +198,7 @@ def test_refused_tag_in_the_service_wording_is_replaced(machines) -> None:
     d = machines("shipped")
     name = "nightly-7"
     arn = f"{d.arn.replace(':stateMachine:', ':execution:')}:{name}"
-    refusal = sage.api_error("SageMaker.AmazonSageMakerException", SERVICE_TAG_REFUSAL.format(arn=arn))
+    refusal = sage.api_error("SageMaker.SageMakerException", SERVICE_TAG_REFUSAL.format(arn=arn))
     run = d.run({}, [refusal, sage.completes()], name=name)
     assert run.status == "SUCCEEDED", run.cause
     assert [tag_value(c) for c in run.fake.calls] == [arn, d.arn]
@@ -223,7 +222,7 @@ def test_a_refused_state_machine_tag_is_not_retried(machines) -> None:
     # Tagged with the state machine from the start (the ASCII check): a tag refusal now is an ordinary refusal.
     d = machines("shipped")
     arn = d.arn
-    refusal = sage.api_error("SageMaker.AmazonSageMakerException", SERVICE_TAG_REFUSAL.format(arn=arn))
+    refusal = sage.api_error("SageMaker.SageMakerException", SERVICE_TAG_REFUSAL.format(arn=arn))
     run = d.run({}, [refusal, sage.completes()], name="retry(3)")
     assert (run.status, run.error) == ("FAILED", sm.INVALID_INPUT)
     assert [tag_value(c) for c in run.fake.calls] == [arn]

@@ -1,0 +1,178 @@
+"""CreateTrainingJob through the AWS SDK integration, and what the run does when the call is not accepted.
+
+`arn:aws:states:::aws-sdk:sagemaker:createTrainingJob` returns as soon as SageMaker accepts the request (the wait is
+`poll`'s), and takes every member of botocore's CreateTrainingJobRequest. Its errors ("AWS SDK service
+integrations", error handling; names in `integrations`): the modelled ones as `SageMaker.<Shape>Exception` (quota:
+`SageMaker.ResourceLimitExceededException`), everything else (throttling, validation, 5xx) as
+`SageMaker.SageMakerException`, with the service's message and `(Service: SageMaker, Status Code: <n>, Request ID:
+<id>)` as the Cause; the AWS SDK for Java 2.x's exception message, which names no error code
+(docs/aws-assumptions.md). So the Cause is read for the status code (5xx: a server error), throttling's message
+("Rate exceeded", or a code or word naming throttling) and a validation failure's ("validation error(s) detected",
+the AWS JSON protocol's wording, or the code).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from compiler.request import TAG_EXECUTION
+from compiler.state_machine import integrations, poll, recovery
+from compiler.state_machine.asl import with_run_time
+from compiler.state_machine.machine import MachineSpec
+
+CREATE_RESOURCE = integrations.sdk_resource("sagemaker", "createTrainingJob")
+GENERIC_ERROR = integrations.generic_error("sagemaker", sdk=True)
+QUOTA_ERRORS = integrations.modelled_error("sagemaker", "ResourceLimitExceeded", sdk=True)
+THROTTLING_ERRORS = (GENERIC_ERROR,)  # told apart from refusals and server errors by the Cause
+# Throttled CreateTrainingJob calls are repeated up to THROTTLE_RETRIES times; before repeat n (0-based) the run
+# waits a random whole number of seconds between half and all of min(cap, base x 2^n) ("equal jitter"). Server
+# errors (status 5xx, e.g. InternalFailure) share the generic name and the budget, but a 5xx does not say whether the
+# job was created: the run looks for the job first and waits on it if it exists (`recovery`).
+THROTTLE_RETRIES = 6
+THROTTLE_BASE_SECONDS = 5
+THROTTLE_MAX_SECONDS = 120
+# How a refusal names a tag's value: the service's own message (`Value '...' at 'tags.4.member.value' failed to
+# satisfy constraint`) and the botocore-path spelling (`Tags[3].Value: ...`). Step Functions' StringMatches knows
+# only `*` as a wildcard (moto's interpreter uses fnmatch, where `[` would open a class): no brackets here.
+TAG_VALUE_REFUSALS = ("*tags.*.member.value*", "*Tags*.Value*")
+REFUSALS = ("*validation error*", "*ValidationException*")
+THROTTLING = ("*Rate exceeded*", "*ThrottlingException*", "*hrottl*")
+SERVER_ERROR = "*Status Code: 5*"
+TRAIN = "Train"
+REFUSED_OR_THROTTLED = "Refused or throttled?"
+
+
+def _mixed_environments(spec: MachineSpec) -> bool:
+    """Whether some instance types send an Environment and others none (EFA variables only some types need)."""
+    return len({v.environment is None for v in spec.variants}) > 1
+
+
+def train_parameters(spec: MachineSpec) -> dict[str, Any]:
+    """CreateTrainingJob parameters: the compiled request with run-time values, overrides and the variant wired in."""
+    request = {k: v for k, v in spec.request.items() if k not in ("TrainingJobName", "HyperParameters", "Environment")}
+    params = with_run_time(request, "request")
+    params["TrainingJobName.$"] = "$.launch.name"
+    params["HyperParameters.$"] = "States.JsonMerge($.launch.hyperparameters, $.enc.v, false)"
+    resources = {k: v for k, v in params["ResourceConfig"].items() if k not in ("InstanceCount", "InstanceType")}
+    if spec.variants:
+        resources["InstanceCount.$"] = "$.config.instance_count"
+        resources["InstanceType.$"] = "$.launch.variant.instance_type"
+        algorithm = {k: v for k, v in params["AlgorithmSpecification"].items() if k != "TrainingImage"}
+        params["AlgorithmSpecification"] = {**algorithm, "TrainingImage.$": "$.launch.variant.image"}
+        if any(v.environment is not None for v in spec.variants):
+            params["Environment.$"] = "$.launch.variant.environment"
+    else:
+        resources = dict(params["ResourceConfig"])
+        if "Environment" in spec.request:
+            params["Environment"] = spec.request["Environment"]
+    params["ResourceConfig"] = resources
+    stopping = {k: v for k, v in params["StoppingCondition"].items() if k != "MaxRuntimeInSeconds"}
+    runtime = "$.grant.seconds" if spec.policy.cost_ceiling_usd is not None else "$.config.max_run"
+    params["StoppingCondition"] = {"MaxRuntimeInSeconds.$": runtime, **stopping}
+    params["Tags"] = [*(t for t in params.get("Tags", []) if t.get("Key") != TAG_EXECUTION),
+                      {"Key": TAG_EXECUTION, "Value.$": "$.run.tag.value"}]
+    return params
+
+
+def train_states(spec: MachineSpec) -> dict[str, Any]:
+    """The CreateTrainingJob task; twice where only some types send an Environment.
+
+    A Task cannot leave a field out at run time, and `Environment: {}` is not what the SDK sends for a type that
+    needs no variables, so such types get their own task without the field.
+    """
+    parameters = train_parameters(spec)
+    train = {
+        "Type": "Task", "Resource": CREATE_RESOURCE, "Parameters": parameters, "ResultPath": "$.created",
+        "Retry": [
+            {"ErrorEquals": list(QUOTA_ERRORS), "IntervalSeconds": 60, "BackoffRate": 2.0, "MaxAttempts": 8,
+             "MaxDelaySeconds": 900, "JitterStrategy": "FULL"},
+        ],
+        "Catch": [
+            {"ErrorEquals": [GENERIC_ERROR], "ResultPath": "$.failure", "Next": REFUSED_OR_THROTTLED},
+            {"ErrorEquals": ["States.ALL"], "ResultPath": "$.failure", "Next": "Describe job"},
+        ],
+        "Next": poll.WATCH,
+    }
+    if not _mixed_environments(spec):
+        return {TRAIN: train}
+    bare = {k: v for k, v in parameters.items() if k != "Environment.$"}
+    return {
+        TRAIN: {"Type": "Choice",
+                "Choices": [{"Variable": "$.launch.variant.has_environment", "BooleanEquals": False,
+                             "Next": "Train without environment"}],
+                "Default": "Train with environment"},
+        "Train with environment": train,
+        "Train without environment": {**train, "Parameters": bare},
+    }
+
+
+def throttle_delays() -> list[tuple[int, int]]:
+    """(shortest, longest) wait in seconds before each repeat of a throttled CreateTrainingJob."""
+    caps = [min(THROTTLE_MAX_SECONDS, THROTTLE_BASE_SECONDS * 2**n) for n in range(THROTTLE_RETRIES)]
+    return [((cap + 1) // 2, cap) for cap in caps]
+
+
+def _matches(*pairs: tuple[str, str]) -> dict[str, Any]:
+    """A Choice rule true when any (path, pattern) pair matches."""
+    rules = [{"Variable": path, "StringMatches": pattern} for path, pattern in pairs]
+    return rules[0] if len(rules) == 1 else {"Or": rules}
+
+
+def refusal_states() -> dict[str, Any]:
+    """What to do when CreateTrainingJob was not accepted: refused (no job exists), or throttled (try again).
+
+    Checked in this order: a refusal that names a tag's value (only a refusal does) while the job is still tagged
+    with the execution ARN is tried once more, tagged with the state machine's ARN (an execution name may hold
+    characters SageMaker tags refuse; the spec's own tags are checked when it is loaded); any other refusal is
+    invalid input; a server error first looks for a job the call may have created (`recovery`); throttling, and a
+    server error that left no job, is repeated after a jittered, growing wait (ASL has no multiplication, so the
+    delays are precomputed) until the budget is spent; anything else is read from the job, if one exists, and a job
+    whose state cannot be read is stopped by name.
+    """
+    cause = "$.failure.Cause"
+    refused = _matches(*((cause, pattern) for pattern in REFUSALS))
+    throttled = _matches(*((cause, pattern) for pattern in THROTTLING))
+    delays = throttle_delays()
+    shortest = ", ".join(str(low) for low, _ in delays)
+    longest = ", ".join(str(high) for _, high in delays)
+    return {
+        REFUSED_OR_THROTTLED: {
+            "Type": "Choice",
+            "Choices": [
+                {"And": [{"Variable": "$.run.tag.execution", "BooleanEquals": True},
+                         _matches(*((cause, pattern) for pattern in TAG_VALUE_REFUSALS))],
+                 "Next": "Tag with state machine instead"},
+                {**refused, "Next": "Refused by SageMaker"},
+                {**_matches((cause, SERVER_ERROR)), "Next": recovery.CREATED_ANYWAY},
+                {"And": [throttled, {"Variable": "$.run.throttle.n", "NumericLessThan": THROTTLE_RETRIES}],
+                 "Next": "Back off"},
+                {**throttled, "Next": "Throttled too often"},
+            ],
+            "Default": "Describe job",
+        },
+        "Tag with state machine instead": {
+            "Type": "Pass",
+            "Comment": "SageMaker refused the execution ARN as a tag value (no job exists): tag the state machine.",
+            "Parameters": {"value.$": "$$.StateMachine.Id", "execution": False}, "ResultPath": "$.run.tag",
+            "Next": TRAIN,
+        },
+        "Back off": {
+            "Type": "Pass",
+            "Parameters": {"n.$": "States.MathAdd($.run.throttle.n, 1)",
+                           "wait.$": f"States.MathRandom(States.ArrayGetItem(States.Array({shortest}), $.run.throttle.n), "
+                                     f"States.ArrayGetItem(States.Array({longest}), $.run.throttle.n))"},
+            "ResultPath": "$.run.throttle", "Next": "Wait out throttling",
+        },
+        "Wait out throttling": {"Type": "Wait", "SecondsPath": "$.run.throttle.wait", "Next": TRAIN},
+        **recovery.server_error_states("Back off", "Throttled too often", poll.WATCH, "Read job", THROTTLE_RETRIES),
+        "Throttled too often": {
+            "Type": "Pass",
+            "Parameters": {"Error.$": "$.failure.Error",
+                           "Cause.$": "States.Format('CreateTrainingJob was throttled (or SageMaker was "
+                                      "unavailable) {} times in a row; the last answer: {}', "
+                                      "States.MathAdd($.run.throttle.n, 1), $.failure.Cause)"},
+            "ResultPath": "$.failure", "Next": "Job not created",
+        },
+    }
+
+

@@ -1,0 +1,86 @@
+"""What the run does with an attempt that ended: relaunch it, or report it (issue 21).
+
+- `CapacityError` (SageMaker failed the job for lack of capacity): relaunch on the next instance type of the
+  schedule after the spec's growing wait (`capacity_retry`);
+- stopped by the run for not starting within the capacity window (`poll`): relaunch on the next type at once (the
+  window was the wait); the same budget of relaunches;
+- anything else goes to the summary. Failures of the user's code (AlgorithmError and the like) are never relaunched.
+
+Every relaunch resumes from the run's checkpoint prefix (`${RunId}` is the same for every attempt) under a new job
+name (`${Attempt}` + 1).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from compiler.state_machine import cost, poll
+from compiler.state_machine.machine import MachineSpec
+
+OUTCOME = "Job outcome"
+COUNT = "Count relaunch"
+LAUNCH = "Launch attempt"
+
+
+def _status(value: str) -> dict[str, Any]:
+    return {"Variable": "$.job.v.TrainingJobStatus", "StringEquals": value}
+
+
+def _reason(value: str) -> dict[str, Any]:
+    return {"Variable": "$.watch.reason", "StringEquals": value}
+
+
+def next_run(spec: MachineSpec, wait: str | int, *, next_type: bool) -> dict[str, Any]:
+    """`$.run` for the next attempt: one more attempt (`attempt` names the job), on the next type of the schedule or
+    the same (`slot`: capacity relaunches made), the throttling budget renewed, the cost budget spent so far."""
+    return {"id.$": "$.run.id", "tag.$": "$.run.tag", "throttle": {"n": 0},
+            "attempt.$": "States.MathAdd($.run.attempt, 1)",
+            **({"wait.$": wait} if isinstance(wait, str) else {"wait": wait}),
+            "slot.$": "States.MathAdd($.run.slot, 1)" if next_type else "$.run.slot",
+            "stalls.$": "$.run.stalls", **cost.spent_budget(spec)}
+
+
+def job_with(fields: dict[str, str], next_state: str, name: str) -> dict[str, Any]:
+    """Two states that overwrite fields of `$.job.v` (values are JSONPath/intrinsics) and go on to `next_state`."""
+    return {
+        name: {"Type": "Pass", "Parameters": {f"{k}.$": v for k, v in fields.items()}, "ResultPath": "$.why",
+               "Next": f"{name}: report"},
+        f"{name}: report": {"Type": "Pass", "Parameters": {"v.$": "States.JsonMerge($.job.v, $.why, false)"},
+                            "ResultPath": "$.job", "Next": next_state},
+    }
+
+
+def outcome_states(spec: MachineSpec, count: dict[str, Any], summarize: str) -> dict[str, Any]:
+    """`Job outcome` and the relaunches it leads to; `count` is the Task that counts a capacity relaunch."""
+    waits = ", ".join(str(w) for w in spec.capacity_waits())
+    attempts_left = {"Variable": "$.run.slot", "NumericLessThan": spec.capacity_relaunches}
+    window_minutes = spec.capacity_window_polls * poll.POLL_SECONDS // 60
+    window_reason = (f"States.Format('CapacityError: the job had not started training after the capacity window "
+                     f"({window_minutes} min) on {{}}, {{}} capacity relaunch(es) made; stopped by the run', "
+                     f"$.launch.name, $.run.slot)")
+    return {
+        OUTCOME: {
+            "Type": "Choice",
+            "Choices": [
+                {"And": [_status("Failed"), {"Variable": "$.job.v.FailureReason", "StringMatches": "*CapacityError*"},
+                         attempts_left], "Next": "Wait for capacity"},
+                {"And": [_status("Stopped"), _reason(poll.CAPACITY_WINDOW), attempts_left],
+                 "Next": "Relaunch after capacity window"},
+                {"And": [_status("Stopped"), _reason(poll.CAPACITY_WINDOW)], "Next": "Capacity window spent"},
+                {"Or": [_status("InProgress"), _status("Stopping")], "Next": poll.WATCH},
+            ],
+            "Default": summarize,
+        },
+        "Wait for capacity": {
+            "Type": "Pass", "ResultPath": "$.run", "Next": COUNT,
+            "Parameters": next_run(spec, f"States.ArrayGetItem(States.Array({waits}), $.run.slot)", next_type=True),
+        },
+        "Relaunch after capacity window": {
+            "Type": "Pass", "Comment": "The capacity window was the wait: relaunch on the next type at once.",
+            "Parameters": next_run(spec, 0, next_type=True), "ResultPath": "$.run", "Next": COUNT,
+        },
+        **job_with({"FailureReason": window_reason}, summarize, "Capacity window spent"),
+        COUNT: count,
+        "Wait before relaunch": {"Type": "Wait", "SecondsPath": "$.run.wait", "Next": LAUNCH},
+    }
+

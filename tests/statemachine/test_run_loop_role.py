@@ -1,0 +1,33 @@
+"""The state machine roles grant what the run loop calls and nothing of `.sync` (issue 21).
+
+The runs create jobs with the AWS SDK integration and wait with DescribeTrainingJob; the EventBridge managed rule
+that `.sync` needs (events:PutRule/PutTargets/DescribeRule on StepFunctionsGetEventsForSageMakerTrainingJobsRule) is
+no longer used, so no role of a state machine may hold an events: permission.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.synth
+ENVS = ("dev", "prod")
+
+
+def _statements(template: dict[str, Any]) -> list[dict[str, Any]]:
+    return [s for r in template["Resources"].values() if r["Type"] in ("AWS::IAM::Policy", "AWS::IAM::ManagedPolicy")
+            for s in r["Properties"]["PolicyDocument"]["Statement"]]
+
+
+@pytest.mark.parametrize("env", ENVS)
+def test_no_state_machine_policy_grants_eventbridge_rules(synthesized_app, env: str) -> None:
+    templates = synthesized_app.templates[env]
+    shared = [s for s in _statements(templates["Runs"]) if s.get("Sid") in ("Notify", "EncryptNotifications")]
+    assert shared, "the shared state machine policy was not found"
+    workload_statements = [s for stack_id, t in templates.items() if stack_id != "Runs" for s in _statements(t)]
+    granted = json.dumps([s["Action"] for s in [*_statements(templates["Runs"]), *workload_statements]
+                          if s.get("Sid") != "ReaperRule"])
+    assert "StepFunctionsGetEventsForSageMaker" not in json.dumps(templates)
+    assert "events:PutRule" not in granted and "events:PutTargets" not in granted
