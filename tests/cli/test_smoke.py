@@ -395,6 +395,22 @@ def test_fsx_is_skipped_without_a_file_system_and_fails_without_its_channel() ->
                                                         "file system")
 
 
+def test_each_channel_is_judged_by_its_own_nonce() -> None:
+    """A stale seed on FSx (its import lags) leaves S3's verdict alone and passes the mount with a note."""
+    lines = {h: [t.replace(f"nonce={NONCE} path=/opt/ml/input/data/fsx", "nonce=older path=/opt/ml/input/data/fsx")
+                 for t in good_lines(SECOND, 1, NONCE, FIRST)] for h in HOSTS}
+    rows = by_check(observed(jobs=[job_facts(FIRST, lines)]))
+    assert rows["s3-input"].status == PASS
+    assert rows["fsx-mount"].status == PASS and rows["fsx-mount"].detail.endswith(
+        "; algo-1, algo-2 saw an earlier run's seed (the file system imports new objects from the bucket with a delay)")
+    stale_s3 = {h: [t.replace(f"nonce={NONCE} path=/opt/ml/input/data/smoke", "nonce=older path=x")
+                    for t in good_lines(SECOND, 1, NONCE, FIRST)] for h in HOSTS}
+    rows = by_check(observed(jobs=[job_facts(FIRST, stale_s3)]))
+    assert rows["s3-input"].status == FAIL
+    assert rows["fsx-mount"].detail == f"read the seed on FSx for Lustre through the link to the data bucket (every " \
+                                       f"host of {FIRST})"
+
+
 def test_a_failed_rendezvous_names_the_security_group() -> None:
     lines = {h: [t.replace("smoke_rendezvous=1", "smoke_rendezvous=0") for t in good_lines(SECOND, 1, NONCE, FIRST)]
              for h in HOSTS}
@@ -434,7 +450,7 @@ def test_a_checkpoint_not_written_not_found_or_foreign_fails() -> None:
     assert by_check(observed(jobs=jobs))["checkpoint-resume"].detail.startswith(
         f"{SECOND} found no checkpoint on algo-1 (failed): the run's checkpoint prefix did not carry it over")
     jobs = observed().jobs
-    jobs[1].hosts["algo-2"].fields["written_by"] = "platform-smoke-ffffffffffff-0"
+    jobs[1].hosts["algo-2"].fields["checkpoint_resumed:written_by"] = "platform-smoke-ffffffffffff-0"
     assert by_check(observed(jobs=jobs))["checkpoint-resume"].detail == (
         f"algo-2 of {SECOND} read a checkpoint not written by {FIRST}")
 
