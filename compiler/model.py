@@ -15,6 +15,9 @@ from typing import Any, Literal
 
 from compiler import catalog
 
+# On unless a spec turns it off with a reason (compiler/rules/isolation.py, docs/security.md#network-isolation).
+NETWORK_ISOLATION_DEFAULT = True
+
 Framework = Literal["pytorch", "tensorflow", "huggingface", "generic"]
 FRAMEWORKS: tuple[str, ...] = ("pytorch", "tensorflow", "huggingface")
 
@@ -257,7 +260,7 @@ class Workload:
     max_retry_attempts: int | None = None
     encrypt_inter_container_traffic: bool | None = None  # None: the environment's policy decides
     unencrypted_traffic_reason: str | None = None
-    enable_network_isolation: bool = False
+    enable_network_isolation: bool = NETWORK_ISOLATION_DEFAULT
     network_isolation_off_reason: str | None = None
     enable_sagemaker_metrics: bool | None = None
     enable_infra_check: bool | None = None

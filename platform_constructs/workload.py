@@ -163,6 +163,12 @@ class TrainingWorkload(Construct):
             statements.append(iam.PolicyStatement(
                 sid="ReadCode", actions=["s3:GetObject"],
                 resources=[source.asset.bucket.arn_for_objects(source.object_key)]))
+            if w.enable_network_isolation:
+                # Under network isolation SageMaker downloads the code as the `code` channel, an S3Prefix of the
+                # bundle's key, and lists that prefix first (ListObjectsV2 needs s3:ListBucket): this key only.
+                statements.append(iam.PolicyStatement(
+                    sid="ListCode", actions=["s3:ListBucket"], resources=[source.asset.bucket.bucket_arn],
+                    conditions={"StringEquals": {"s3:prefix": source.object_key}}))
         statements += self._secret_statements()
         keys = sorted({k for k in (w.output_kms_key, w.compute.volume_kms_key) if k})
         if keys:

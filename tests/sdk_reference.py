@@ -405,6 +405,8 @@ def estimator_arguments(spec: Mapping[str, Any], request: Mapping[str, Any],
         kwargs["checkpoint_s3_uri"] = request["CheckpointConfig"]["S3Uri"]
     if request.get("EnableInterContainerTrafficEncryption") and "encrypt_inter_container_traffic" not in spec:
         kwargs["encrypt_inter_container_traffic"] = True  # the environment's policy
+    if request.get("EnableNetworkIsolation") and "enable_network_isolation" not in spec:
+        kwargs["enable_network_isolation"] = True  # the platform's default (compiler/rules/isolation.py)
     if "image" in spec:
         kwargs["image_uri"] = request["AlgorithmSpecification"]["TrainingImage"]  # the project-built image
     channels = {name: channel_arguments(channel) for name, channel in (spec.get("inputs") or {}).items()}

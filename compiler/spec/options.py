@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from compiler.limits import MAX_RUNTIME_SECONDS, allowed, limits
-from compiler.model import CapacityRetry, Debugging
+from compiler.model import NETWORK_ISOLATION_DEFAULT, CapacityRetry, Debugging
 from compiler.reader import Reader
 from compiler.spec.compute import check_instance_type
 
@@ -182,7 +182,7 @@ def read_run(r: Reader) -> dict[str, Any]:
         "max_retry_attempts": r.integer("max_retry_attempts", low=lim.retry_attempts_min, high=lim.retry_attempts_max),
         "encrypt_inter_container_traffic": r.boolean("encrypt_inter_container_traffic"),
         "unencrypted_traffic_reason": r.string("unencrypted_traffic_reason", max_length=500),
-        "enable_network_isolation": bool(r.boolean("enable_network_isolation", default=False)),
+        "enable_network_isolation": bool(r.boolean("enable_network_isolation", default=NETWORK_ISOLATION_DEFAULT)),
         "network_isolation_off_reason": r.string("network_isolation_off_reason", max_length=500),
         "enable_sagemaker_metrics": r.boolean("enable_sagemaker_metrics"),
         "enable_infra_check": r.boolean("enable_infra_check"),

@@ -42,8 +42,9 @@ def test_one_training_input_is_the_channel_fit_names_training(code_dir: Path) ->
                                         "S3DataDistributionType": "FullyReplicated"}},
         "ContentType": "application/x-recordio",
     }]
-    assert theirs["InputDataConfig"] == expected
-    assert ours["InputDataConfig"] == expected
+    # with network isolation (the default) both also carry the code as the channel `code`, after the inputs
+    for request in (theirs, ours):
+        assert request["InputDataConfig"][:-1] == expected and request["InputDataConfig"][-1]["ChannelName"] == "code"
 
 
 def test_a_key_prefix_with_training_input_arguments_is_one_channel_too(code_dir: Path) -> None:

@@ -484,6 +484,7 @@ FEATURE_CASES = [
     Case("switches off explicitly", _spec(
         "gpt-switches-off", **PYTORCH_2_3, instance_type="ml.g5.2xlarge", enable_infra_check=False,
         enable_remote_debug=False, enable_session_tag_chaining=False, enable_network_isolation=False,
+        network_isolation_off_reason="downloads a tokenizer through the environment's NAT gateway",
         encrypt_inter_container_traffic=False,
     )),
     Case("training_repository_access_mode: Platform", _spec(

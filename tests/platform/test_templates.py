@@ -123,7 +123,7 @@ def test_endpoints_reach_aws_without_internet(synth: Synth, env: str) -> None:
     assert table in gateway["RouteTableIds"]
     region = synth.stages[env].settings.region
     names = {p["ServiceName"].split(f".{region}.")[-1] for p in interfaces}
-    assert names == {"ecr.api", "ecr.dkr", "logs", "monitoring", "sts", "sagemaker.api"}
+    assert names == {"ecr.api", "ecr.dkr", "logs", "monitoring", "sts", "sagemaker.api", "secretsmanager"}
     for props in interfaces:
         assert props["VpcEndpointType"] == "Interface"
         assert props["PrivateDnsEnabled"] is True

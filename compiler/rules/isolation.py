@@ -1,0 +1,26 @@
+"""Network isolation is on unless a spec says why not (docs/security.md, "Network isolation").
+
+With `EnableNetworkIsolation` the training container makes no network call and holds no AWS credentials; peers of a
+multi-node job still reach each other, and SageMaker still downloads inputs and code and uploads checkpoints and
+outputs with the execution role, through the VPC (SageMaker Developer Guide, "Run Training and Inference Containers
+in Internet-Free Mode"; CreateTrainingJob's EnableNetworkIsolation). A job that must call out (Secrets Manager, a
+package index through a NAT gateway) turns it off with `enable_network_isolation: false` and a reason, kept beside
+it in the spec for the review, as `unencrypted_traffic_reason` is for traffic encryption.
+"""
+
+from __future__ import annotations
+
+from compiler.model import Workload
+from compiler.reader import Findings
+from compiler.rules.registry import workload_rule
+
+
+@workload_rule
+def network_isolation_is_off_only_with_a_reason(w: Workload, f: Findings) -> None:
+    if not w.enable_network_isolation and not w.network_isolation_off_reason:
+        f.problem("enable_network_isolation", "network isolation is on by default (the container reaches no network "
+                  "and holds no AWS credentials; SageMaker still moves inputs, code, checkpoints and outputs); to turn "
+                  "it off for this workload, say why in network_isolation_off_reason (e.g. reads HF_TOKEN from "
+                  "Secrets Manager at start), or remove enable_network_isolation: false")
+    if w.enable_network_isolation and w.network_isolation_off_reason:
+        f.warn("network_isolation_off_reason", "has no effect unless enable_network_isolation is false")
