@@ -206,6 +206,7 @@ class CapacityRetry:
     wait_seconds: int = 600
     backoff_rate: float = 2.0
     fallback_instance_types: tuple[str, ...] = ()
+    capacity_window_minutes: int = 10  # a job still waiting for instances after this is stopped and relaunched
 
 
 @dataclass(frozen=True)

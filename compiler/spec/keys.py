@@ -40,7 +40,7 @@ PLATFORM_KEYS = {
     "inputs": "the channels fit() would get: data-bucket prefixes, allowed s3:// URIs, or paths in the environment's FSx",
     "checkpoints": "true: checkpoints under the environment's checkpoint bucket, per run, so a relaunch resumes",
     "capacity_retry": "relaunches after EC2 capacity failures: {max_attempts, wait_seconds, backoff_rate, "
-                      "fallback_instance_types}",
+                      "fallback_instance_types, capacity_window_minutes}",
     "max_instance_count": "the largest instance_count an execution may ask for (default: instance_count)",
     "concurrent_runs": "true: runs of this workload may go side by side; default false: a run started while another "
                        "is in progress ends at once with AlreadyRunning",

@@ -18,7 +18,8 @@ MAX_CAPACITY_RELAUNCHES = 10
 MAX_RUN_COST_USD = 10_000_000.0  # a per-run ceiling beyond is a typo, not a budget
 # ProfilerConfig.ProfilingIntervalInMilliseconds: the values SageMaker documents (the model states only a long).
 PROFILING_INTERVALS = (100, 200, 500, 1000, 5000, 60000)
-_CAPACITY_KEYS = {"max_attempts", "wait_seconds", "backoff_rate", "fallback_instance_types"}
+_CAPACITY_KEYS = {"max_attempts", "wait_seconds", "backoff_rate", "fallback_instance_types", "capacity_window_minutes"}
+CAPACITY_WINDOW_MINUTES = (1, 1440)  # a day at most: past that the window would not bound the wait for capacity
 _OWNED_PATH = ("s3_output_path", "is the platform's: outputs go under s3://<environment output bucket>/<workload>/, "
                "the only place the job's role may write; remove it")
 
@@ -43,11 +44,15 @@ def read_capacity(r: Reader) -> CapacityRetry:
     max_attempts = c.integer("max_attempts", low=0, high=MAX_CAPACITY_RELAUNCHES, default=defaults.max_attempts,
                              unit="relaunches")
     wait_seconds = c.integer("wait_seconds", low=1, high=86400, default=defaults.wait_seconds, unit="seconds")
+    low, high = CAPACITY_WINDOW_MINUTES
+    window = c.integer("capacity_window_minutes", low=low, high=high, default=defaults.capacity_window_minutes,
+                       unit="minutes")
     return CapacityRetry(
         max_attempts=defaults.max_attempts if max_attempts is None else max_attempts,
         wait_seconds=defaults.wait_seconds if wait_seconds is None else wait_seconds,
         backoff_rate=c.number("backoff_rate", low=1.0, high=10.0, default=defaults.backoff_rate) or 1.0,
         fallback_instance_types=tuple(fallbacks),
+        capacity_window_minutes=defaults.capacity_window_minutes if window is None else window,
     )
 
 

@@ -19,6 +19,7 @@ from compiler.model import Workload
 from compiler.overrides import OverridePolicy
 from compiler.request import compile_request
 from compiler.rules.compute import with_instance_type
+from compiler.state_machine import poll
 
 MAX_CAPACITY_WAIT_SECONDS = 24 * 3600  # one relaunch never waits longer than a day, whatever the backoff
 
@@ -118,6 +119,7 @@ def spec_for(workload: Workload, env: Environment, *, training_image: str | None
         capacity_relaunches=workload.capacity_retry.max_attempts,
         capacity_wait_seconds=workload.capacity_retry.wait_seconds,
         capacity_backoff_rate=workload.capacity_retry.backoff_rate,
+        capacity_window_polls=poll.window_polls(workload.capacity_retry.capacity_window_minutes),
         group_rate=workload.compute.hourly_cost() if workload.compute.instance_groups else None,
         source=workload.source, concurrent_runs=workload.concurrent_runs,
     )

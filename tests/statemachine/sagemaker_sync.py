@@ -89,16 +89,18 @@ class Outcome:
     training_seconds: int = 3700
     describes_to_finish: int = 1  # describes that find the job InProgress before its end
     progress_looks: int | None = None  # GetMetricData looks that find a new datapoint (None: every one)
+    starting_looks: int = 0  # describes that find the job still waiting for instances (Starting) first
 
     def timeline(self) -> list[tuple[str, str]]:
         """(TrainingJobStatus, SecondaryStatus) after each describe; the last one stays."""
+        waiting = [STARTING] * self.starting_looks
         if self.kind == "fail":
-            return [("Failed", "Failed")]
+            return [*waiting, ("Failed", "Failed")]
         if self.kind == "waiting":
             return [STARTING]
         if self.kind in ("running", "stall"):
-            return [RUNNING]
-        return [RUNNING] * self.describes_to_finish + [("Completed", "Completed")]
+            return [*waiting, RUNNING]
+        return [*waiting, *[RUNNING] * self.describes_to_finish, ("Completed", "Completed")]
 
 
 def completes(billable_seconds: int = 3600, describes_to_finish: int = 1) -> Outcome:
