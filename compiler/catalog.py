@@ -4,8 +4,10 @@ Every check and figure that depends on an instance type (GPUs per host, EFA, the
 toolkit sets, the private IPs a node takes, the cost estimate) reads it from here, so the facts cannot drift.
 
 - `data/instance_types.csv`: one row per training instance type in botocore's SageMaker model (a test keeps the
-  two equal), with accelerators, vCPUs, memory, EFA interfaces and the SageMaker training list price in
-  us-east-1 where it was verified (empty otherwise: the cost is then reported as unknown, never guessed).
+  two equal), with accelerators, vCPUs, memory and EFA interfaces.
+- `data/prices/<region>.json`: SageMaker training on-demand list prices of one region, with their source and date,
+  written by `trainctl prices --region R` (the AWS Price List API). A price is a region's: a type without one in the
+  environment's region is reported as unknown, never taken from another region or guessed.
 - `data/accelerators.csv`: dense BF16 peak per accelerator model, for model-FLOPs utilisation.
 - Below: which types the `sagemaker-training` toolkit sets EFA variables for itself, and which do GPUDirect RDMA.
 """
@@ -15,6 +17,8 @@ from __future__ import annotations
 import csv
 import functools
 import io
+import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from importlib import resources
@@ -26,11 +30,9 @@ class Accelerator(StrEnum):
     TRAINIUM = "trainium"
 
 
-PRICES_AS_OF = "2026-11"
-# Every price is this region's, whatever region an environment is in: no offline source of per-region SageMaker
-# prices exists (botocore ships the Pricing API's model, not prices; the SageMaker SDK ships none), so every cost
-# the platform shows names this region (docs/state-machines.md, "Prices").
-PRICE_REGION = "us-east-1"
+# The region whose prices price a spec read without an environment (`trainctl run-local`, a spec's own checks); every
+# workload compiled for an environment is priced in that environment's region (Workload.price_region).
+REFERENCE_REGION = "us-east-1"
 
 # The sagemaker-training toolkit (`sagemaker_training/environment.py`) sets FI_PROVIDER=efa itself on these types,
 # and FI_EFA_USE_DEVICE_RDMA=1 + RDMAV_FORK_SAFE=1 on the second list; other EFA types need them in Environment.
@@ -62,7 +64,6 @@ class InstanceType:
     vcpus: int
     memory_gib: int
     efa_interfaces: int  # 0: no EFA
-    price_per_hour: float | None  # USD, SageMaker training on-demand list price in PRICE_REGION; None: not verified
 
     @property
     def family(self) -> str:
@@ -119,12 +120,10 @@ def catalog() -> dict[str, InstanceType]:
     """Every training instance type, by name, in botocore's order."""
     table = {}
     for row in _rows("instance_types.csv"):
-        price = row["price_per_hour_usd"].strip()
         table[row["instance_type"]] = InstanceType(
             name=row["instance_type"], accelerator=Accelerator(row["accelerator"]),
             accelerators=int(row["accelerator_count"]), accelerator_model=row["accelerator_model"],
             vcpus=int(row["vcpus"]), memory_gib=int(row["memory_gib"]), efa_interfaces=int(row["efa_interfaces"]),
-            price_per_hour=float(price) if price else None,
         )
     return table
 
@@ -148,9 +147,67 @@ def get(name: str) -> InstanceType:
     return entry
 
 
-def hourly_cost(name: str, count: int) -> float | None:
-    """Estimated USD per hour for `count` instances of a type (list price), or None when the price is unknown."""
-    entry = catalog().get(name)
-    if entry is None or entry.price_per_hour is None:
+@dataclass(frozen=True)
+class PriceTable:
+    """One region's SageMaker training on-demand list prices, USD per instance-hour, and where they came from."""
+
+    region: str
+    as_of: str  # the day (or month) the prices were read
+    source: str  # how: the API call and its filters, or the document
+    prices_per_hour_usd: Mapping[str, float]
+
+
+PRICES_FOLDER = ("data", "prices")
+
+
+def price_file(region: str) -> str:
+    """The path of a region's price table, as the repository holds it (for messages)."""
+    return f"compiler/{'/'.join(PRICES_FOLDER)}/{region}.json"
+
+
+@functools.cache
+def price_table(region: str) -> PriceTable | None:
+    """The region's price table, or None when the repository holds none for it."""
+    path = resources.files("compiler").joinpath(*PRICES_FOLDER, f"{region}.json")
+    if not path.is_file():
         return None
-    return round(entry.price_per_hour * count, 4)
+    data = json.loads(path.read_text())
+    return PriceTable(region=data["region"], as_of=data["as_of"], source=data["source"],
+                      prices_per_hour_usd=dict(data["prices_per_hour_usd"]))
+
+
+def price(name: str, region: str) -> float | None:
+    """USD per instance-hour of a type in a region (list price), or None when the region's table has none."""
+    table = price_table(region)
+    return None if table is None else table.prices_per_hour_usd.get(name)
+
+
+def hourly_cost(name: str, count: int, region: str) -> float | None:
+    """Estimated USD per hour for `count` instances of a type in a region (list price), or None when unknown."""
+    each = price(name, region)
+    return None if each is None else round(each * count, 4)
+
+
+def price_source(region: str) -> str:
+    """Whose prices a cost uses, for every message that shows one: the region, and the table's date or the fix."""
+    table = price_table(region)
+    if table is None:
+        return (f"no verified {region} prices: run `trainctl prices --region {region}` and commit "
+                f"{price_file(region)}")
+    return f"{region} list prices as of {table.as_of}"
+
+
+def missing_price(names: Iterable[str], region: str) -> str:
+    """Why these types have no price in the region, and the fix (for problems and warnings)."""
+    listed = ", ".join(sorted(set(names)))
+    if price_table(region) is None:
+        return (f"no verified {region} prices for {listed} (the repository has no {price_file(region)}): run "
+                f"`trainctl prices --region {region}` with credentials and commit the file")
+    return (f"no verified {region} price for {listed} in {price_file(region)}; run `trainctl prices --region "
+            f"{region}` to refresh it, or use priced instance types")
+
+
+# What definition.py's `cost_estimate` note names (the reference region's table); a state machine's own prices are its
+# environment's region's (MachineSpec.price_region).
+PRICE_REGION = REFERENCE_REGION
+PRICES_AS_OF = getattr(price_table(REFERENCE_REGION), "as_of", "")

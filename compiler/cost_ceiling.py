@@ -3,7 +3,7 @@
 Amazon States Language (JSONPath) can add (`States.MathAdd`) but not multiply, so the money a run may spend is turned
 into time at synth: with `c` instances, the run may train `budget(c) = floor(ceiling x 3600 / (c x highest price))`
 seconds in all, where the highest price is the highest list price per instance-hour among the instance type and
-every fallback type (`catalog.PRICE_REGION` list prices). Then:
+every fallback type (list prices of the workload's region, `Workload.price_region`). Then:
 
 - a start is refused (`InvalidInput`) when its `max_run` exceeds `budget(count)`: the worst case of one attempt,
   max_run x count x highest price, would exceed the ceiling;
@@ -24,20 +24,16 @@ from fractions import Fraction
 from compiler import catalog
 from compiler.model import Workload
 
-PRICE_SOURCE = f"list prices in {catalog.PRICE_REGION} ({catalog.PRICES_AS_OF})"
 
-
-def price(instance_type: str) -> Fraction | None:
-    """USD per instance-hour from the catalog's row, exactly as written there; None when not verified."""
-    entry = catalog.lookup(instance_type)
-    if entry is None or entry.price_per_hour is None:
-        return None
-    return Fraction(repr(entry.price_per_hour))
+def price(instance_type: str, region: str) -> Fraction | None:
+    """USD per instance-hour from the region's price table, exactly as written there; None when not verified."""
+    each = catalog.price(instance_type, region)
+    return None if each is None else Fraction(repr(each))
 
 
 def unpriced(workload: Workload) -> list[str]:
-    """The instance types of the workload without a verified price (the ceiling cannot be enforced on them)."""
-    return [t for t in _types(workload) if price(t) is None]
+    """The instance types of the workload without a verified price in its region (no ceiling can be enforced)."""
+    return [t for t in _types(workload) if price(t, workload.price_region) is None]
 
 
 def _types(workload: Workload) -> list[str]:
@@ -48,10 +44,11 @@ def _types(workload: Workload) -> list[str]:
 
 def cluster_rate(workload: Workload, count: int) -> Fraction:
     """USD per hour of the most expensive cluster a run with `count` instances can run on (all types priced)."""
+    region = workload.price_region
     if workload.compute.instance_groups:
-        return sum((price(g.instance_type) or Fraction(0)) * g.instance_count
+        return sum((price(g.instance_type, region) or Fraction(0)) * g.instance_count
                    for g in workload.compute.instance_groups) or Fraction(0)
-    return max(price(t) or Fraction(0) for t in _types(workload)) * count
+    return max(price(t, region) or Fraction(0) for t in _types(workload)) * count
 
 
 def budget_seconds(ceiling: float, rate: Fraction) -> int:

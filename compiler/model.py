@@ -133,8 +133,9 @@ class Compute:
         """The instance type that runs the training processes (the first group for heterogeneous clusters)."""
         return self.groups[0].instance
 
-    def hourly_cost(self) -> float | None:
-        costs = [catalog.hourly_cost(g.instance_type, g.instance_count) for g in self.groups]
+    def hourly_cost(self, region: str) -> float | None:
+        """List price per hour of the whole cluster in a region; None when a type has no price there."""
+        costs = [catalog.hourly_cost(g.instance_type, g.instance_count, region) for g in self.groups]
         return None if any(c is None for c in costs) else round(sum(c for c in costs if c is not None), 4)
 
 
@@ -210,6 +211,16 @@ class CapacityRetry:
 
 
 @dataclass(frozen=True)
+class StallWatchdog:
+    """`stall_watchdog:`: a training job whose `metric` has no new datapoint for `minutes` is stopped and relaunched
+    from its checkpoints, at most `max_relaunches` times (compiler/state_machine/watchdog.py)."""
+
+    metric: str  # one of metric_definitions' names
+    minutes: int = 30
+    max_relaunches: int = 2
+
+
+@dataclass(frozen=True)
 class Schedule:
     """`schedule:`: when EventBridge Scheduler starts a run, where, and with which input (compiler/schedules.py)."""
 
@@ -280,7 +291,11 @@ class Workload:
     concurrent_runs: bool = False  # True: runs may go side by side (no check for another run in progress)
     max_run_cost_usd: float | None = None  # the per-run cost ceiling (compiler/cost_ceiling.py); None: none
     schedule: Schedule | None = None  # None: runs start only by hand
+    stall_watchdog: StallWatchdog | None = None  # None: no watch on progress
     warnings: tuple[str, ...] = ()
+    # Whose list prices cost it: the environment's region once loaded for one (compiler/spec/loading.py), else the
+    # catalog's reference region (a spec read on its own).
+    price_region: str = catalog.REFERENCE_REGION
 
     @property
     def framework(self) -> str:
@@ -301,6 +316,15 @@ class Workload:
     @property
     def uses_fsx(self) -> bool:
         return any(c.kind == "fsx" for c in self.inputs)
+
+    def hourly_cost(self) -> float | None:
+        """List price per hour of the cluster in the workload's price region; None where a type has no price."""
+        return self.compute.hourly_cost(self.price_region)
+
+    @property
+    def max_relaunches(self) -> int:
+        """The most relaunches a run makes (capacity and stalls): the highest `${Attempt}` of its job names."""
+        return self.capacity_retry.max_attempts + (self.stall_watchdog.max_relaunches if self.stall_watchdog else 0)
 
     @property
     def instance_count_ceiling(self) -> int:

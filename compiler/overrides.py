@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from compiler import cost_ceiling
+from compiler import catalog, cost_ceiling
 from compiler.limits import limits
 from compiler.model import Workload
 
@@ -84,6 +84,7 @@ class OverridePolicy:
     cost_ceiling_usd: float | None = None  # max_run_cost_usd; None: no ceiling
     budgets: Mapping[int, int] = field(default_factory=dict)  # per instance count: seconds of run time it buys
     highest_price: float | None = None  # USD per hour of the most expensive cluster of one instance (messages)
+    price_source: str = ""  # whose prices those are (catalog.price_source of the workload's region)
 
     @classmethod
     def of(cls, workload: Workload) -> OverridePolicy:
@@ -96,7 +97,8 @@ class OverridePolicy:
                    max_run=workload.max_run, max_wait=workload.max_wait if workload.use_spot_instances else None,
                    str_encoded=str_encoded, choices=dict(workload.choices), cost_ceiling_usd=ceiling,
                    budgets=cost_ceiling.budgets(workload, ceiling) if ceiling is not None else {},
-                   highest_price=float(cost_ceiling.cluster_rate(workload, 1)) if ceiling is not None else None)
+                   highest_price=float(cost_ceiling.cluster_rate(workload, 1)) if ceiling is not None else None,
+                   price_source=catalog.price_source(workload.price_region))
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -162,7 +164,7 @@ class OverridePolicy:
                    "no max_run fits")
         return (f"max_run x instance_count: the worst case exceeds the cost ceiling; with instance_count {count} "
                 f"{allowed} (max_run_cost_usd {self.cost_ceiling_usd:g} USD per run, at {self.highest_price:g} USD per "
-                f"instance-hour, the highest of its instance types, {cost_ceiling.PRICE_SOURCE}); lower max_run or "
+                f"instance-hour, the highest of its instance types, {self.price_source}); lower max_run or "
                 "instance_count, or raise max_run_cost_usd in the spec")
 
     # -------------------------------------------------------------------------------------------- the check

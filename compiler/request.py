@@ -350,8 +350,8 @@ def compile_request(workload: Workload, env: Environment, *, training_image: str
 def hourly_cost(workload: Workload, instance_type: str | None = None) -> float | None:
     """List price per hour of the cluster (on a fallback type when given)."""
     if instance_type is None:
-        return workload.compute.hourly_cost()
-    return catalog.hourly_cost(instance_type, workload.instance_count)
+        return workload.hourly_cost()
+    return catalog.hourly_cost(instance_type, workload.instance_count, workload.price_region)
 
 
 def s3_model_artifacts(workload: Workload, job: str) -> str:

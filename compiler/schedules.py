@@ -421,11 +421,11 @@ def run_hours(workload: Workload) -> float:
 def hourly_worst_case(workload: Workload) -> float | None:
     """List price per hour of the cluster a scheduled run may use: its instance count, the dearest fallback type."""
     if workload.compute.instance_groups:
-        return workload.compute.hourly_cost()
+        return workload.hourly_cost()
     given = workload.schedule.input.get("instance_count") if workload.schedule else None
     count = given if isinstance(given, int) else workload.instance_count
-    prices = [catalog.hourly_cost(t, count) for t in (workload.instance_type,
-                                                       *workload.capacity_retry.fallback_instance_types)]
+    prices = [catalog.hourly_cost(t, count, workload.price_region)
+              for t in (workload.instance_type, *workload.capacity_retry.fallback_instance_types)]
     return None if any(p is None for p in prices) else max(p for p in prices if p is not None)
 
 
@@ -459,7 +459,7 @@ def describe_schedule(workload: Workload, env: str) -> dict[str, Any] | None:
     return {"workload": workload.name, "environment": env, "expression": schedule.expression,
             "timezone": schedule.timezone, "input": dict(schedule.input), "worst_cost_per_hour_usd":
             hourly_worst_case(workload), "max_run": int(run_hours(workload) * 3600),
-            "concurrent_runs": workload.concurrent_runs}
+            "concurrent_runs": workload.concurrent_runs, "prices": catalog.price_source(workload.price_region)}
 
 
 def project(workload: Workload, start: date) -> Projection | None:
@@ -513,13 +513,21 @@ def budget_warnings(env: Environment, workloads: Iterable[Workload], start: date
     """A warning when the environment's schedules may cost more a month than its monthly budget (worst case)."""
     if env.monthly_budget_usd is None:
         return []
-    projections = [project(w, start) for w in workloads if w.schedule is not None and w.schedule.applies_to(env.name)]
-    total = round(sum(p.cost_per_month or 0.0 for p in projections if p is not None), 2)
+    scheduled = [w for w in workloads if w.schedule is not None and w.schedule.applies_to(env.name)]
+    projections = {w.name: project(w, start) for w in scheduled}
+    unpriced = sorted(name for name, p in projections.items() if p is None or p.cost_per_month is None)
+    if unpriced:  # no projection beats a low one: say which and why
+        types = {t for w in scheduled if w.name in unpriced
+                 for t in (*(g.instance_type for g in w.compute.groups), *w.capacity_retry.fallback_instance_types)
+                 if catalog.price(t, env.region) is None}
+        return [f"cdk.json: {env.name}.monthly_budget_usd: the schedules of {', '.join(unpriced)} cannot be projected "
+                f"against the budget: {catalog.missing_price(types, env.region)}"]
+    total = round(sum(p.cost_per_month or 0.0 for p in projections.values() if p is not None), 2)
     if total <= env.monthly_budget_usd:
         return []
     return [f"cdk.json: {env.name}.monthly_budget_usd: the schedules of {env.name} may cost up to ${total:,.2f} a month "
-            f"(every run lasting max_run, at list prices), more than the budget of ${env.monthly_budget_usd:,.2f}; "
-            "raise the budget, or run less often or shorter"]
+            f"(every run lasting max_run, at {catalog.price_source(env.region)}), more than the budget of "
+            f"${env.monthly_budget_usd:,.2f}; raise the budget, or run less often or shorter"]
 
 
 SCHEDULE_TEMPLATE_BYTES = 3_000  # the schedule, its role and policy as the template file holds them (about 2.6 KB)

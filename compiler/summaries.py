@@ -85,6 +85,8 @@ class WorkloadSummary:
     prices: str | None = None  # whose list prices those are
     fallback_cost_per_hour_usd: dict[str, float | None] | None = None
     max_run: int | None = None
+    max_run_cost_usd: float | None = None  # the per-run cost ceiling (None: none, or a revision before it)
+    worst_case_run_usd: float | None = None  # the spec's own run at the highest price of its types (None: unpriced)
 
     @classmethod
     def of(cls, data: Any) -> WorkloadSummary:

@@ -14,10 +14,10 @@ import sys
 from collections.abc import Sequence
 
 from compiler.errors import SpecError
-from trainctl import commands, local, preflight, runs, smoke, summary, zones
+from trainctl import commands, local, preflight, prices, runs, smoke, summary, zones
 from trainctl.review import command as review
 
-MODULES = (commands, local, summary, review, zones, runs, preflight, smoke)
+MODULES = (commands, local, summary, review, zones, runs, preflight, smoke, prices)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -283,7 +283,7 @@ class Follower:
         if status == "SUCCEEDED":
             run = summary(described, events) or RunSummary()
             estimate = run.cost_usd
-            price = (f", estimated ${estimate:.2f} at catalog list prices ({catalog.PRICE_REGION})"
+            price = (f", estimated ${estimate:.2f} at {catalog.price_source(self.target.env.region)}"
                      if estimate is not None else "")
             self.note(f"run {name} SUCCEEDED: job {run.job_name or '?'} {run.status or ''} after "
                       f"{'?' if run.attempts is None else run.attempts} attempt(s){price}")

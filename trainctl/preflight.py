@@ -25,17 +25,17 @@ if TYPE_CHECKING:
 # Checks that talk to AWS; they skip when the credentials check failed (wrong account: nothing there is ours).
 AWS_CHECKS = ("cdk_bootstrap", "bootstrap_image_repository", "existing_resources", "environment_stacks",
               "sagemaker_log_group", "training_quotas", "network_limits", "fsx_limits", "definitions",
-              "missing_training_job")
+              "missing_training_job", "cost_allocation_tags")
 
 
 def checks() -> list[Check]:
     """Every check, in the table's order (imported here: boto3 loads only when preflight runs)."""
-    from trainctl.preflight_checks import account, definitions, docker, existing, quotas
+    from trainctl.preflight_checks import account, costs, definitions, docker, existing, quotas
 
     return [account.credentials, account.cdk_bootstrap, account.bootstrap_image_repository,
             existing.existing_resources, existing.environment_stacks, existing.sagemaker_log_group, docker.docker,
             quotas.training_quotas, quotas.network_limits, quotas.fsx_limits, definitions.definitions,
-            definitions.missing_training_job]
+            definitions.missing_training_job, costs.cost_allocation_tags]
 
 
 def run_check(check: Check, ctx: Context) -> list[Result]:

@@ -1,5 +1,6 @@
-"""Schedules and the monthly budget in `trainctl summary` and `trainctl review`: what starts by itself, what it may
-cost a month (worst case: every run lasts max_run, at catalog list prices), and the budget that watches it.
+"""Schedules, cost ceilings and the monthly budget in `trainctl summary` and `trainctl review`: what starts by itself,
+what it may cost a month (worst case: every run lasts max_run, at the list prices of the environment's region), what
+one run may cost at most (`max_run_cost_usd`), and the budget that watches it all.
 
 The summary reads the compiled workloads; the review reads the facts each schedule and budget carries in its template
 metadata (platform_constructs/schedule.py, budget.py), so both revisions are read the same way.
@@ -17,6 +18,7 @@ from compiler.model import Workload
 
 SCHEDULE_METADATA = "training-platform:schedule"  # platform_constructs/schedule.py
 BUDGET_METADATA = "training-platform:budget"  # platform_constructs/budget.py
+WORKLOAD_METADATA = "training-platform:workload"  # compiler/describe.py, on each state machine
 WORST_CASE = "worst case at list prices: every run lasts max_run on the dearest of its instance types"
 
 
@@ -96,7 +98,47 @@ def review_lines(old: Mapping[str, Mapping[str, Any]], new: Mapping[str, Mapping
     rows += [f"| {name} | {_schedule_cell(before.get(name), today)} | {_schedule_cell(after.get(name), today)} |"
              for name in sorted(set(before) | set(after)) if before.get(name) != after.get(name)]
     lines = rows if len(rows) > 2 else [f"Schedules unchanged ({len(after)})."]
+    lines += ["", *cost_lines(old, new, today)]
     budgets = [_metadata(side, "AWS::Budgets::Budget", BUDGET_METADATA) for side in (old, new)]
     amounts = [_money(b[0].get("monthly_budget_usd")) if b else "none" for b in budgets]
     verb = "unchanged" if amounts[0] == amounts[1] else f"{amounts[0]} before"
     return [*lines, "", f"Monthly budget: {amounts[1]} ({verb})."]
+
+
+def _ceiling_cell(summary: Mapping[str, Any] | None) -> str:
+    if summary is None:
+        return "-"
+    ceiling = summary.get("max_run_cost_usd")
+    if ceiling is None:
+        return "none"
+    return f"{_money(ceiling)}/run (the spec's worst case {_money(summary.get('worst_case_run_usd'))})"
+
+
+def _monthly_cell(facts: Mapping[str, Any] | None, today: date) -> str:
+    if facts is None:
+        return "no schedule"
+    p = _projected(facts, today)
+    return f"up to {_money(p.cost_per_month if p else None)}"
+
+
+def cost_lines(old: Mapping[str, Mapping[str, Any]], new: Mapping[str, Mapping[str, Any]], today: date) -> list[str]:
+    """Each workload whose state machine or schedule changes: its per-run cost ceiling and its schedule's projected
+    monthly cost (worst case), before and after, and whose prices the new figures use."""
+    sides = []
+    for templates in (old, new):
+        machines = {s.get("name"): s for s in _metadata(templates, "AWS::StepFunctions::StateMachine", WORKLOAD_METADATA)}
+        timed = {s.get("workload"): s for s in _metadata(templates, "AWS::Scheduler::Schedule", SCHEDULE_METADATA)}
+        sides.append((machines, timed))
+    (machines_before, timed_before), (machines_after, timed_after) = sides
+    names = sorted(str(n) for n in {*machines_before, *machines_after, *timed_before, *timed_after} - {None}
+                   if machines_before.get(n) != machines_after.get(n) or timed_before.get(n) != timed_after.get(n))
+    if not names:
+        return ["Cost ceilings and scheduled costs unchanged."]
+    rows = ["| Workload | Cost ceiling before | Cost ceiling after | Schedule $/month before | Schedule $/month after |",
+            "|---|---|---|---|---|"]
+    rows += [f"| {n} | {_ceiling_cell(machines_before.get(n))} | {_ceiling_cell(machines_after.get(n))} "
+             f"| {_monthly_cell(timed_before.get(n), today)} | {_monthly_cell(timed_after.get(n), today)} |"
+             for n in names]
+    prices = sorted({str(s["prices"]) for side in (machines_after, timed_after) for n, s in side.items()
+                     if n in names and s.get("prices")})
+    return [*rows, "", f"Prices after: {'; '.join(prices) or 'not recorded by this revision'}."]

@@ -89,7 +89,7 @@ def _ceiling(w: Workload) -> str:
     if w.max_run_cost_usd is None:
         return ""
     return (f"<br>ceiling {money(w.max_run_cost_usd)}/run, worst case {money(float(cost_ceiling.worst_case(w)))} "
-            f"({catalog.PRICE_REGION} prices)")
+            f"({w.price_region} prices)")
 
 
 def workload_rows(names: list[str], workloads: dict[str, Workload], stacks: dict[str, str]) -> list[str]:
@@ -102,7 +102,7 @@ def workload_rows(names: list[str], workloads: dict[str, Workload], stacks: dict
             rows.append(f"| {name} | {stacks.get(name, '')} | (no spec in workloads/) | | | | | |")
             continue
         instance = w.instance
-        hourly = w.compute.hourly_cost()
+        hourly = w.hourly_cost()
         total = None if total is None or hourly is None else total + hourly
         shape = " + ".join(f"{g.instance_type} x {g.instance_count}" for g in w.compute.groups)
         gpus = sum(g.instance.accelerators * g.instance_count for g in w.compute.groups)
@@ -126,6 +126,8 @@ def render_summary(outdir: Path, workloads: dict[str, dict[str, Workload]], warn
         resources = sum(s.resources for s in stacks)
         largest = max(stacks, key=lambda s: s.template_bytes)
         out += [f"### {env}", "", *workload_rows(names, workloads.get(env, {}), where), ""]
+        if environments and env in environments:  # whose prices those are (compiler/data/prices)
+            out += [f"Prices: {catalog.price_source(environments[env].region)} (n/a where none is verified).", ""]
         if environments and env in environments:  # schedules and the monthly budget (issue 25)
             out += summary_lines(workloads.get(env, {}).values(), environments[env])
         out += [
@@ -136,8 +138,8 @@ def render_summary(outdir: Path, workloads: dict[str, dict[str, Workload]], warn
         out += [f"| {s.name} | {s.resources} | {s.template_bytes / 1024:.0f} | {len(s.state_machines)} |"
                 for s in stacks]
         out.append("")
-    out += [f"Prices: {catalog.PRICE_REGION} on-demand list prices as of {catalog.PRICES_AS_OF} "
-            "(compiler/data/instance_types.csv; n/a where no price is verified).", "", nag_status(outdir)]
+    out += ["Prices: SageMaker training on-demand list prices of each environment's region (compiler/data/prices, "
+            "written by `trainctl prices`).", "", nag_status(outdir)]
     if warnings:
         out += ["", "#### Warnings", "", *(f"- {w}" for w in warnings)]
     return "\n".join(out)

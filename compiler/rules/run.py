@@ -6,13 +6,14 @@ import math
 import re
 from fractions import Fraction
 
-from compiler import cost_ceiling
+from compiler import catalog, cost_ceiling
+from compiler.environments import Environment
 from compiler.limits import limits
 from compiler.model import Workload
 from compiler.placeholders import RUN_ID_LENGTH
 from compiler.reader import Findings
 from compiler.request import DEBUGGER_HOOK_OFF_FRAMEWORKS
-from compiler.rules.registry import workload_rule
+from compiler.rules.registry import environment_rule, workload_rule
 from compiler.strategies.base import enabled
 
 CODE_CHANNEL = "code"
@@ -22,7 +23,7 @@ MAX_WORKLOAD_NAME = 40
 
 def job_name_suffix(w: Workload) -> int:
     """Characters the state machine appends to base_job_name: '-<run id>-<attempt>'."""
-    return 1 + RUN_ID_LENGTH + 1 + len(str(w.capacity_retry.max_attempts))
+    return 1 + RUN_ID_LENGTH + 1 + len(str(w.max_relaunches))
 
 
 @workload_rule
@@ -110,18 +111,19 @@ def channels_fit(w: Workload, f: Findings) -> None:
                               "groups")
 
 
-@workload_rule
-def the_spec_runs_within_its_cost_ceiling(w: Workload, f: Findings) -> None:
+@environment_rule
+def the_spec_runs_within_its_cost_ceiling(w: Workload, env: Environment, f: Findings) -> None:
     """`{}` must start: the spec's own run (its max_run and instance_count, at the highest price of its types) fits
-    under max_run_cost_usd, and every type has a price, without which the ceiling could not be enforced."""
+    under max_run_cost_usd, and every type has a price, without which the ceiling could not be enforced. Checked per
+    environment, at the list prices of its region (`w.price_region` is `env.region` here), as its state machine
+    enforces it."""
     ceiling = w.max_run_cost_usd
     if ceiling is None:
         return
     unpriced = cost_ceiling.unpriced(w)
     if unpriced:
-        f.problem("max_run_cost_usd", f"the instance catalog has no verified price for {', '.join(unpriced)}, so the "
-                  "ceiling cannot be enforced there; use priced instance types (compiler/data/instance_types.csv, "
-                  "price_per_hour_usd) or remove max_run_cost_usd")
+        f.problem("max_run_cost_usd", f"{catalog.missing_price(unpriced, w.price_region)}, so the ceiling cannot "
+                  "be enforced there; or remove max_run_cost_usd")
         return
     worst = cost_ceiling.worst_case(w)
     if worst > Fraction(repr(ceiling)):
@@ -129,5 +131,5 @@ def the_spec_runs_within_its_cost_ceiling(w: Workload, f: Findings) -> None:
         seconds = cost_ceiling.budget_seconds(ceiling, rate)
         f.problem("max_run_cost_usd", f"{ceiling:g} USD is below the spec's own worst case, max_run {w.max_run} s x "
                   f"{float(rate):g} USD per hour for {w.instance_count} instance(s) at the highest price of its "
-                  f"instance types ({cost_ceiling.PRICE_SOURCE}) = {float(worst):.2f} USD; raise max_run_cost_usd to "
-                  f"at least {math.ceil(worst * 100) / 100:.2f} or lower max_run to {seconds}")
+                  f"instance types ({catalog.price_source(w.price_region)}) = {float(worst):.2f} USD; raise "
+                  f"max_run_cost_usd to at least {math.ceil(worst * 100) / 100:.2f} or lower max_run to {seconds}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -134,6 +134,7 @@ def _for_environment(spec: SpecFile, env: Environment, base: Workload | None, pr
             return None, _tag([p for p in error.problems if str(p) not in base_problems], env.name), []
     if workload is None:
         return None, problems, []
+    workload = replace(workload, price_region=env.region)  # priced where it runs (compiler/catalog.py)
     findings = Findings(spec.source)
     rules.check_in_environment(workload, env, findings)
     warnings = [f"{w} [environment {env.name}]" for w in findings.warnings]

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from compiler import catalog
 from compiler.environments import Environment
-from compiler.model import Workload
+from compiler.model import StallWatchdog, Workload
 from compiler.overrides import OverridePolicy
 from compiler.request import compile_request
 from compiler.rules.compute import with_instance_type
@@ -56,10 +56,12 @@ class MachineSpec:
     capacity_wait_seconds: int = 600
     capacity_backoff_rate: float = 2.0
     capacity_window_polls: int = 10  # looks at the job (`poll.POLL_SECONDS` apart) it may spend waiting for instances
+    stall: StallWatchdog | None = None  # the spec's stall_watchdog (compiler/state_machine/watchdog.py)
     group_rate: float | None = None  # price per hour of a heterogeneous cluster
     source: str = ""
     concurrent_runs: bool = False  # True: executions may run side by side (no check for another run in progress)
     extra: dict[str, Any] = field(default_factory=dict)
+    price_region: str = catalog.REFERENCE_REGION  # whose list prices `rates`, `group_rate` and the ceiling use
 
     @property
     def hyperparameters(self) -> Mapping[str, Any]:
@@ -102,12 +104,13 @@ def _variant(workload: Workload, env: Environment, primary: Mapping[str, Any], i
         image=request["AlgorithmSpecification"]["TrainingImage"],
         environment=request.get("Environment"),
         hyperparameters=_differs(primary.get("HyperParameters", {}), request.get("HyperParameters", {})),
-        rates=tuple(catalog.hourly_cost(instance_type, n) for n in range(1, ceiling + 1)),
+        rates=tuple(catalog.hourly_cost(instance_type, n, workload.price_region) for n in range(1, ceiling + 1)),
     )
 
 
 def spec_for(workload: Workload, env: Environment, *, training_image: str | None = None) -> MachineSpec:
-    """The MachineSpec of a checked workload in an environment."""
+    """The MachineSpec of a checked workload in an environment, priced in the environment's region."""
+    workload = replace(workload, price_region=env.region)
     request = compile_request(workload, env, training_image=training_image)
     variants: tuple[Variant, ...] = ()
     if not workload.compute.instance_groups:
@@ -120,8 +123,9 @@ def spec_for(workload: Workload, env: Environment, *, training_image: str | None
         capacity_wait_seconds=workload.capacity_retry.wait_seconds,
         capacity_backoff_rate=workload.capacity_retry.backoff_rate,
         capacity_window_polls=poll.window_polls(workload.capacity_retry.capacity_window_minutes),
-        group_rate=workload.compute.hourly_cost() if workload.compute.instance_groups else None,
-        source=workload.source, concurrent_runs=workload.concurrent_runs,
+        stall=workload.stall_watchdog,
+        group_rate=workload.hourly_cost() if workload.compute.instance_groups else None,
+        source=workload.source, concurrent_runs=workload.concurrent_runs, price_region=env.region,
     )
 
 

@@ -47,7 +47,7 @@ def test_follow_prints_transitions_and_both_hosts_logs_in_time_order(cli, deploy
     assert statuses == ["Starting", "Downloading", "Training", "Uploading", "Completed"]
     assert lines_with(f"job {job}: Completed (billable 1h00m)", result.err)
     assert "run follow-ok SUCCEEDED: job " + job + " Completed after 1 attempt(s), estimated $" in result.err
-    assert " at catalog list prices (us-east-1)" in result.err  # whose prices (issue 25: no per-region prices)
+    assert " at us-east-1 list prices as of " in result.err  # whose prices: the environment's region's (issue 25)
 
 
 def test_follow_of_a_failing_job_exits_1_with_the_reason(cli, deployed) -> None:

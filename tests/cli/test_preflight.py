@@ -32,7 +32,20 @@ from tests.cli.preflight_fakes import (
 from tests.project import PROJECT, ROOT, loaded
 from trainctl import preflight
 from trainctl.cli import main
-from trainctl.preflight_checks import FAIL, PASS, SKIP, Aws, Result, account, base, definitions, docker, existing, quotas
+from trainctl.preflight_checks import (
+    FAIL,
+    PASS,
+    SKIP,
+    Aws,
+    Result,
+    account,
+    base,
+    costs,
+    definitions,
+    docker,
+    existing,
+    quotas,
+)
 
 P4D = "ml.p4d.24xlarge for training job usage"
 IDENTITY = {"Account": "111111111111", "Arn": "arn:aws:iam::111111111111:user/me", "UserId": "AIDAME"}
@@ -345,6 +358,9 @@ KINDS = [  # kind, name property, name, service, operation, its params, an answe
     ("AWS::ECR::Repository", "RepositoryName", "dev-trainer", "ecr", "describe_repositories",
      {"repositoryNames": ["dev-trainer"]}, {"repositories": [{"repositoryName": "dev-trainer"}]},
      "RepositoryNotFoundException", "dev-trainer", "aws ecr delete-repository --repository-name dev-trainer"),
+    ("AWS::Scheduler::Schedule", "Name", "dev-gpt-x", "scheduler", "get_schedule", {"Name": "dev-gpt-x"}, {
+        "Name": "dev-gpt-x", "GroupName": "default", "ScheduleExpression": "cron(0 2 ? * MON-FRI *)"},
+     "ResourceNotFoundException", "dev-gpt-x", "aws scheduler delete-schedule --name dev-gpt-x"),
     ("AWS::IAM::Role", "RoleName", "dev-runner", "iam", "get_role", {"RoleName": "dev-runner"}, {"Role": {
         "Path": "/", "RoleName": "dev-runner", "RoleId": "AROAEXAMPLEEXAMPLE1", "CreateDate": "2025-01-01T00:00:00Z",
         "Arn": "arn:aws:iam::111111111111:role/dev-runner"}}, "NoSuchEntity", "dev-runner",
@@ -387,6 +403,101 @@ def test_a_fixed_alarm_name_is_looked_up(session: StubbedSession, tmp_path: Path
     assert existing.existing_resources(context(session, cdk_out)) == [
         Result("existing-resources", FAIL, "dev-capacity (AWS::CloudWatch::Alarm) belongs to stack dev-Monitoring, not "
                "dev-Runs: delete or rename it there before deploying")]
+
+
+BUDGET_FILTER = {"TagKeyValue": ["user:environment$dev", "user:training-platform:environment$dev"]}
+
+
+def with_budget(tmp_path: Path, cost_filters: dict[str, Any] | None = None) -> Path:
+    """The assembly with the budget platform_constructs/budget.py makes for dev (its name is nested in Budget)."""
+    cdk_out = write_assembly(tmp_path / "cdk.out")
+    runs = cdk_out / "assembly-dev" / "devRuns.template.json"
+    template = json.loads(runs.read_text())
+    template["Resources"] = {"Budget": {"Type": "AWS::Budgets::Budget", "Properties": {"Budget": {
+        "BudgetName": "dev-training", "BudgetType": "COST", "TimeUnit": "MONTHLY",
+        "BudgetLimit": {"Amount": 2000, "Unit": "USD"}, "CostFilters": cost_filters or BUDGET_FILTER}}}}
+    runs.write_text(json.dumps(template))
+    return cdk_out
+
+
+def test_a_budget_name_taken_outside_the_stacks_fails(session: StubbedSession, tmp_path: Path) -> None:
+    cdk_out = with_budget(tmp_path)
+    params = {"AccountId": "111111111111", "BudgetName": "dev-training"}
+    session.stub("budgets").add_client_error("describe_budget", "NotFoundException", "no budget", 404,
+                                             expected_params=params)
+    assert [r.status for r in existing.existing_resources(context(session, cdk_out))] == [PASS]
+    session.stub("budgets").add_response("describe_budget", {"Budget": {
+        "BudgetName": "dev-training", "BudgetType": "COST", "TimeUnit": "MONTHLY"}}, params)
+    owned(session, "dev-training", None)
+    assert existing.existing_resources(context(session, cdk_out)) == [
+        Result("existing-resources", FAIL, "dev-training (AWS::Budgets::Budget) exists outside any stack (left by an "
+               "earlier deploy?): save what you need, then `aws budgets delete-budget --account-id 111111111111 "
+               "--budget-name dev-training`, or adopt it into dev-Runs with `npx cdk import`")]
+    session.stub("budgets").add_response("describe_budget", {"Budget": {
+        "BudgetName": "dev-training", "BudgetType": "COST", "TimeUnit": "MONTHLY"}}, params)
+    owned(session, "dev-training", "dev-Runs")
+    [row] = existing.existing_resources(context(session, cdk_out))
+    assert row.status == PASS and row.detail.startswith("1 fixed names, 1 already managed by their stack")
+
+
+# ------------------------------------------------------------------------------------- cost allocation tags
+
+TAG_KEYS = ["environment", "training-platform:environment"]
+
+
+def tags_listed(session: StubbedSession, statuses: dict[str, str], token: str | None = None,
+                given: str | None = None) -> None:
+    params: dict[str, Any] = {"TagKeys": TAG_KEYS, "Type": "UserDefined", **({"NextToken": given} if given else {})}
+    answer: dict[str, Any] = {"CostAllocationTags": [{"TagKey": k, "Type": "UserDefined", "Status": s}
+                                                     for k, s in statuses.items()]}
+    if token:
+        answer["NextToken"] = token
+    session.stub("ce").add_response("list_cost_allocation_tags", answer, params)
+
+
+def test_without_a_budget_no_tag_is_asked_for(session: StubbedSession, cdk_out: Path) -> None:
+    assert costs.cost_allocation_tags(context(session, cdk_out)) == [
+        Result("cost-allocation-tags", PASS, "dev has no monthly budget (monthly_budget_usd in cdk.json): no tag to "
+               "activate")]
+    assert session.called == set()
+
+
+def test_active_budget_tags_pass_across_pages(session: StubbedSession, tmp_path: Path) -> None:
+    cdk_out = with_budget(tmp_path)
+    tags_listed(session, {"environment": "Active"}, token="next")
+    tags_listed(session, {"training-platform:environment": "Active"}, given="next")
+    assert costs.cost_allocation_tags(context(session, cdk_out)) == [
+        Result("cost-allocation-tags", PASS, "environment, training-platform:environment active: budget dev-training "
+               "counts the environment's resources and jobs")]
+
+
+def test_an_inactive_tag_fails_with_the_command_and_an_unseen_one_is_a_skip(session: StubbedSession,
+                                                                           tmp_path: Path) -> None:
+    cdk_out = with_budget(tmp_path)
+    tags_listed(session, {"environment": "Inactive"})
+    inactive, unseen = costs.cost_allocation_tags(context(session, cdk_out))
+    assert inactive == Result("cost-allocation-tags", FAIL, "tag key(s) environment are inactive cost allocation tags, "
+                              "so budget dev-training counts none of their cost: `aws ce "
+                              "update-cost-allocation-tags-status --cost-allocation-tags-status "
+                              "TagKey=environment,Status=Active` (payer account)")
+    assert unseen.status == SKIP and unseen.detail.startswith(
+        "Billing has not seen tag key(s) training-platform:environment yet")
+    assert "TagKey=training-platform:environment,Status=Active" in unseen.detail
+
+
+def test_a_member_account_refused_the_listing_fails_naming_the_payer(session: StubbedSession, tmp_path: Path) -> None:
+    cdk_out = with_budget(tmp_path)
+    session.stub("ce").add_client_error("list_cost_allocation_tags", "AccessDeniedException", "not allowed", 400)
+    [row] = costs.cost_allocation_tags(context(session, cdk_out))
+    assert row.status == FAIL and "ce:ListCostAllocationTags" in row.detail and "management (payer)" in row.detail
+
+
+def test_the_tag_keys_come_from_the_budgets_filter() -> None:
+    from trainctl.preflight_checks.assembly import Stack
+
+    template = {"Resources": {"B": {"Type": "AWS::Budgets::Budget", "Properties": {"Budget": {
+        "BudgetName": "dev-training", "CostFilters": {"TagKeyValue": ["user:team$ml", "not-a-tag", "user:cc$1$2"]}}}}}}
+    assert costs.budget_tag_keys([Stack("dev-Runs", template)]) == {"team": "dev-training", "cc": "dev-training"}
 
 
 def stacks_listed(session: StubbedSession, **statuses: str) -> None:
@@ -818,10 +929,10 @@ def test_a_ready_account_exits_0_with_one_table(monkeypatch: pytest.MonkeyPatch,
         ["| existing-resources", "PASS"], ["| environment-stacks", "PASS"],
         ["| sagemaker-log-group", "PASS"], ["| docker", "PASS"], ["| training-quotas", "PASS"],
         ["| network-limits", "PASS"], ["| fsx-limits", "PASS"], ["| definitions", "PASS"],
-        ["| missing-training-job", "PASS"]]
-    assert lines[-2] == ("| definitions | PASS | 7 of 7 accepted: gpt-finetune-single, gpt-horovod-mpi, gpt-smddp, "
+        ["| missing-training-job", "PASS"], ["| cost-allocation-tags", "PASS"]]
+    assert lines[-3] == ("| definitions | PASS | 7 of 7 accepted: gpt-finetune-single, gpt-horovod-mpi, gpt-smddp, "
                          "gpt-smp-v1, gpt-torchrun-fsx, platform-smoke, platform-smoke-gpu |")
-    assert err == "preflight dev: 12 pass, 0 fail, 0 skip\n"
+    assert err == "preflight dev: 13 pass, 0 fail, 0 skip\n"
     assert session.called == {  # read-only and free: Describe, List, Get, Validate
         "sts:GetCallerIdentity", "cloudformation:DescribeStacks", "ecr:DescribeRepositories", "logs:DescribeLogGroups",
         "sns:GetTopicAttributes", "service-quotas:ListAWSDefaultServiceQuotas", "service-quotas:ListServiceQuotas",
@@ -835,7 +946,7 @@ def test_one_failed_check_exits_1(monkeypatch: pytest.MonkeyPatch, capsys: pytes
     code, out, err = run_cli(monkeypatch, capsys, session, cdk_out, "echo 'daemon down' >&2; exit 1", tmp_path)
     assert code == 1
     assert "| docker | FAIL | `docker version` failed (daemon down): start the Docker daemon |" in out.splitlines()
-    assert err == "preflight dev: 11 pass, 1 fail, 0 skip\n"
+    assert err == "preflight dev: 12 pass, 1 fail, 0 skip\n"
 
 
 def test_no_credentials_exit_1_without_a_traceback(no_aws_config: None, monkeypatch: pytest.MonkeyPatch,
@@ -851,7 +962,7 @@ def test_no_credentials_exit_1_without_a_traceback(no_aws_config: None, monkeypa
         ["| existing-resources", "SKIP"], ["| environment-stacks", "SKIP"],
         ["| sagemaker-log-group", "SKIP"], ["| docker", "PASS"], ["| training-quotas", "SKIP"],
         ["| network-limits", "SKIP"], ["| fsx-limits", "SKIP"], ["| definitions", "SKIP"],
-        ["| missing-training-job", "SKIP"]]
+        ["| missing-training-job", "SKIP"], ["| cost-allocation-tags", "SKIP"]]
     assert "Traceback" not in out + err
 
 

@@ -1,39 +1,78 @@
-"""`max_run_cost_usd` at validate (issue 25): the spec's own run must fit, at the highest price of its types.
+"""`max_run_cost_usd` at validate (issue 25): the spec's own run must fit, at the highest price of its types in the
+environment's region.
 
-Prices are the catalog's rows (compiler/data/instance_types.csv, us-east-1 list prices, USD per instance-hour):
-ml.p4d.24xlarge 37.688, ml.g5.2xlarge 1.515, ml.g5.4xlarge 2.03; ml.g6.48xlarge has none.
+Prices are the region's table (compiler/data/prices/us-east-1.json, USD per instance-hour): ml.p4d.24xlarge 37.688,
+ml.g5.2xlarge 1.515, ml.g5.4xlarge 2.03; ml.g6.48xlarge has none. The repository has no us-west-2 table (prod's
+region in tests/project.py), so every ceiling there is refused with the command that writes one.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Any
+
+import pytest
+
+from compiler import rules
+from compiler.environments import Environment
+from compiler.model import Workload
 from compiler.overrides import OverridePolicy
+from compiler.reader import Findings
+from tests.project import ENVIRONMENTS
 
 G5 = {"instance_type": "ml.g5.2xlarge", "instance_count": 1, "distribution": ..., "max_run": 3600,
       "checkpoints": True}
 
 
-def test_the_specs_own_worst_case_at_the_ceiling_passes(make) -> None:
+def ceiling_problems(w: Workload, env: Environment) -> list[str]:
+    """The environment rules' problems on max_run_cost_usd, the workload priced where it deploys (as the loader does)."""
+    findings = Findings("demo.yaml")
+    rules.check_in_environment(dataclasses.replace(w, price_region=env.region), env, findings)
+    return [str(p) for p in findings.problems if p.field == "max_run_cost_usd"]
+
+
+@pytest.fixture
+def in_dev(make):
+    """The max_run_cost_usd problems of a changed spec deployed to dev (us-east-1)."""
+
+    def check(**changes: Any) -> list[str]:
+        return ceiling_problems(make(**changes), ENVIRONMENTS["dev"])
+
+    return check
+
+
+def test_the_specs_own_worst_case_at_the_ceiling_passes(in_dev) -> None:
     # BASE: 2 x ml.p4d.24xlarge, max_run 86400 s: 2 x 37.688 x 24 = 1809.024 USD
-    assert make(max_run_cost_usd=1809.03).max_run_cost_usd == 1809.03
+    assert in_dev(max_run_cost_usd=1809.03) == []
 
 
-def test_a_ceiling_below_the_specs_own_worst_case_is_refused_with_both_fixes(rejects) -> None:
-    rejects("max_run_cost_usd", "max_run 86400 s x 75.376 USD per hour for 2 instance(s)", "= 1809.02 USD",
-            "raise max_run_cost_usd to at least 1809.03 or lower max_run to 86399", "list prices in us-east-1",
-            max_run_cost_usd=1809.02)
+def test_a_ceiling_below_the_specs_own_worst_case_is_refused_with_both_fixes(in_dev) -> None:
+    [problem] = in_dev(max_run_cost_usd=1809.02)
+    for words in ("max_run 86400 s x 75.376 USD per hour for 2 instance(s)", "= 1809.02 USD",
+                  "raise max_run_cost_usd to at least 1809.03 or lower max_run to 86399", "us-east-1 list prices as of"):
+        assert words in problem, problem
 
 
-def test_fallback_types_count_at_their_price(make, rejects) -> None:
+def test_fallback_types_count_at_their_price(in_dev) -> None:
     retry = {"max_attempts": 2, "fallback_instance_types": ["ml.g5.4xlarge"]}
-    rejects("max_run_cost_usd", "2.03 USD per hour for 1 instance(s)", "lower max_run to 3582",
-            **G5, capacity_retry=retry, max_run_cost_usd=2.02)
-    assert make(**G5, capacity_retry=retry, max_run_cost_usd=2.03).max_run_cost_usd == 2.03
-    assert make(**G5, max_run_cost_usd=1.52).max_run_cost_usd == 1.52  # 1.515 without the fallback
+    [problem] = in_dev(**G5, capacity_retry=retry, max_run_cost_usd=2.02)
+    assert "2.03 USD per hour for 1 instance(s)" in problem and "lower max_run to 3582" in problem
+    assert in_dev(**G5, capacity_retry=retry, max_run_cost_usd=2.03) == []
+    assert in_dev(**G5, max_run_cost_usd=1.52) == []  # 1.515 without the fallback
 
 
-def test_a_type_without_a_price_cannot_have_a_ceiling(rejects) -> None:
-    rejects("max_run_cost_usd", "no verified price for ml.g6.48xlarge", "remove max_run_cost_usd",
-            **G5, capacity_retry={"fallback_instance_types": ["ml.g6.48xlarge"]}, max_run_cost_usd=1000)
+def test_a_type_without_a_price_cannot_have_a_ceiling(in_dev) -> None:
+    [problem] = in_dev(**G5, capacity_retry={"fallback_instance_types": ["ml.g6.48xlarge"]}, max_run_cost_usd=1000)
+    assert "no verified us-east-1 price for ml.g6.48xlarge" in problem and "remove max_run_cost_usd" in problem
+
+
+def test_a_region_without_a_price_table_refuses_every_ceiling_naming_the_command(make) -> None:
+    prod = ENVIRONMENTS["prod"]
+    assert prod.region == "us-west-2"
+    [problem] = ceiling_problems(make(**G5, max_run_cost_usd=1000), prod)
+    assert "no verified us-west-2 prices for ml.g5.2xlarge" in problem
+    assert "run `trainctl prices --region us-west-2`" in problem and "compiler/data/prices/us-west-2.json" in problem
+    assert ceiling_problems(make(**G5), prod) == []  # no ceiling, nothing to enforce
 
 
 def test_the_ceiling_is_a_positive_number(rejects) -> None:

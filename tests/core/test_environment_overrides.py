@@ -155,10 +155,16 @@ def test_keys_that_must_not_differ_are_refused_with_the_reason(tmp_path: Path, k
 
 
 def test_the_cost_ceiling_differs_per_environment_and_is_checked_there(tmp_path: Path) -> None:
-    # 2 x ml.p4d.24xlarge at 37.688 USD per instance-hour for 3600 s: 75.376 USD
-    loaded = load(tmp_path, {"dev": {}, "prod": {"max_run_cost_usd": 75.38}}, max_run=3600, max_run_cost_usd=80)
-    assert loaded.by_environment["dev"]["ovr"].max_run_cost_usd == 80
-    assert loaded.by_environment["prod"]["ovr"].max_run_cost_usd == 75.38
-    problems = refused(tmp_path / "2", {"prod": {"max_run_cost_usd": 75.37}}, max_run=3600)
-    assert any(p.startswith("workloads/ovr.yaml: max_run_cost_usd") and "[environment prod]" in p
+    # 2 x ml.p4d.24xlarge at 37.688 USD per instance-hour (us-east-1, dev's region) for 3600 s: 75.376 USD
+    loaded = load(tmp_path, {"dev": {"max_run_cost_usd": 75.38}, "prod": {}}, max_run=3600)
+    assert loaded.by_environment["dev"]["ovr"].max_run_cost_usd == 75.38
+    assert loaded.by_environment["prod"]["ovr"].max_run_cost_usd is None
+    problems = refused(tmp_path / "2", {"dev": {"max_run_cost_usd": 75.37}}, max_run=3600)
+    assert any(p.startswith("workloads/ovr.yaml: max_run_cost_usd") and "[environment dev]" in p
                and "raise max_run_cost_usd to at least 75.38" in p for p in problems), problems
+    # prod is us-west-2, whose prices the repository does not hold: its ceiling cannot be enforced
+    problems = refused(tmp_path / "3", {"dev": {}, "prod": {"max_run_cost_usd": 1000}}, max_run=3600)
+    assert [p for p in problems if "max_run_cost_usd" in p] == [
+        "workloads/ovr.yaml: max_run_cost_usd: no verified us-west-2 prices for ml.p4d.24xlarge (the repository has no "
+        "compiler/data/prices/us-west-2.json): run `trainctl prices --region us-west-2` with credentials and commit "
+        "the file, so the ceiling cannot be enforced there; or remove max_run_cost_usd [environment prod]"]

@@ -139,7 +139,7 @@ def test_the_shortest_interval() -> None:
 
 
 def test_projected_cost_is_the_worst_case(make) -> None:
-    # ml.p4d.24xlarge lists at $37.688 an hour (compiler/data/instance_types.csv): 2 for one hour is $75.376
+    # ml.p4d.24xlarge lists at $37.688 an hour (compiler/data/prices/us-east-1.json): 2 for one hour is $75.376
     workload = make(schedule="rate(1 day)", max_run=3600)
     projection = schedules.project(workload, date(2027, 1, 1))
     assert projection == schedules.Projection(runs_per_month=31, cost_per_run=75.38, cost_per_month=2336.66)

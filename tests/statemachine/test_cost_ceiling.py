@@ -1,6 +1,6 @@
 """The per-run cost ceiling (`max_run_cost_usd`, issue 25), executed in moto.
 
-Prices are the catalog's rows (compiler/data/instance_types.csv, us-east-1 list prices): ml.g5.2xlarge 1.515 and
+Prices are the catalog's rows (compiler/data/prices/us-east-1.json): ml.g5.2xlarge 1.515 and
 ml.g5.4xlarge 2.03 USD per instance-hour. The ceiling of 3.045 USD buys, at the higher price, 5400 s with one
 instance (3.045 x 3600 / 2.03) and 2700 s with two.
 """
@@ -26,6 +26,7 @@ CEILING = {
     "name": "sm-ceiling", **PYTORCH, "instance_type": "ml.g5.2xlarge", "instance_count": 1, "max_instance_count": 2,
     "max_run": 3600, "checkpoints": True, "max_run_cost_usd": 3.045, "hyperparameters": {"max_steps": 100},
     "capacity_retry": {"max_attempts": 3, "wait_seconds": 60, "fallback_instance_types": ["ml.g5.4xlarge"]},
+    "environments": {"dev": {}},  # us-east-1's prices; prod's region has none (tests/core/test_cost_ceiling.py)
 }
 CAPACITY = sage.capacity_error().reason
 
@@ -55,7 +56,7 @@ def test_a_start_whose_worst_case_exceeds_the_ceiling_is_invalid_input_without_a
     assert run.fake.calls == []
     assert run.cause == ("max_run x instance_count: the worst case exceeds the cost ceiling; with instance_count 2 "
                          "max_run may be at most 2700 seconds (max_run_cost_usd 3.045 USD per run, at 2.03 USD per "
-                         "instance-hour, the highest of its instance types, list prices in us-east-1 (2026-11)); "
+                         "instance-hour, the highest of its instance types, us-east-1 list prices as of 2026-11); "
                          "lower max_run or instance_count, or raise max_run_cost_usd in the spec")
     assert OverridePolicy.check(ceiling.spec.policy, given) == [run.cause]  # what trainctl start says
 
@@ -143,7 +144,7 @@ def test_a_heterogeneous_cluster_is_held_to_its_ceiling(aws, tmp_path: Path) -> 
             {"instance_group_name": "gpu", "instance_type": "ml.p4d.24xlarge", "instance_count": 1},
             {"instance_group_name": "cpu", "instance_type": "ml.c5.4xlarge", "instance_count": 2}],
         "distribution": {"torch_distributed": {"enabled": True}, "instance_groups": ["gpu"]},
-        "capacity_retry": {"max_attempts": 2, "wait_seconds": 60},
+        "capacity_retry": {"max_attempts": 2, "wait_seconds": 60}, "environments": {"dev": {}},
     }
     project = write_project(tmp_path, {"sm-ceiling-groups": hetero})
     envs = project.environments()

@@ -28,7 +28,7 @@ def test_variants_and_schedule(test_specs) -> None:
     assert spec.schedule() == [0, 1, 2, 0, 1]
     assert spec.capacity_waits() == [60, 90, 135, 202, 303]
     assert [v.rates for v in spec.variants] == [
-        tuple(catalog.hourly_cost(v.instance_type, n) for n in (1, 2, 3)) for v in spec.variants]
+        tuple(catalog.hourly_cost(v.instance_type, n, "us-east-1") for n in (1, 2, 3)) for v in spec.variants]
     assert spec.variants[0].hyperparameters == {}
     assert spec.variants[1].hyperparameters == {"sagemaker_instance_type": '"ml.p4de.24xlarge"'}
 
@@ -55,7 +55,7 @@ def test_capacity_failure_falls_back_to_the_next_type(deployed_test, overrides: 
     assert run.fake.waits == [60]
     out = run.output
     assert (out["instance_type"], out["instance_count"], out["attempts"]) == ("ml.p4de.24xlarge", count, 2)
-    assert out["cost_per_hour_usd"] == pytest.approx(catalog.hourly_cost("ml.p4de.24xlarge", count))
+    assert out["cost_per_hour_usd"] == pytest.approx(catalog.hourly_cost("ml.p4de.24xlarge", count, "us-east-1"))
     assert out["job_name"] == second["TrainingJobName"]
     assert run.notifications == [out]
 
@@ -96,7 +96,7 @@ def test_efa_fallback_from_a_type_with_variables_to_one_without(deployed_test) -
     assert run.status == "SUCCEEDED", run.cause
     check_requests(d, run, {"hyperparameters": {"max_steps": 1}})
     assert "Environment" not in run.fake.calls[0]
-    assert run.output["cost_per_hour_usd"] == pytest.approx(catalog.hourly_cost("ml.g5.48xlarge", 2))
+    assert run.output["cost_per_hour_usd"] == pytest.approx(catalog.hourly_cost("ml.g5.48xlarge", 2, "us-east-1"))
 
 
 # --------------------------------------------------------------------------------------------- heterogeneous
@@ -115,7 +115,7 @@ def test_heterogeneous_cluster_runs_as_written(deployed_test, test_workloads) ->
     assert job_parts(d.spec, second["TrainingJobName"])[1] == 1
     out = run.output
     assert out["instance_count"] == 3
-    assert out["cost_per_hour_usd"] == pytest.approx(test_workloads[HETERO].compute.hourly_cost())
+    assert out["cost_per_hour_usd"] == pytest.approx(test_workloads[HETERO].compute.hourly_cost("us-east-1"))
 
 
 def test_heterogeneous_cluster_plain_input(deployed_test) -> None:

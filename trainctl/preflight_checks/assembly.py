@@ -64,7 +64,7 @@ def version_parameter(found: list[Stack]) -> str:
     return DEFAULT_VERSION_PARAMETER
 
 
-# Resource types whose name property the templates may fix, with that property.
+# Resource types whose name property the templates may fix, with that property (a dotted path inside Properties).
 NAME_PROPERTIES = {
     "AWS::Logs::LogGroup": "LogGroupName",
     "AWS::StepFunctions::StateMachine": "StateMachineName",
@@ -74,6 +74,8 @@ NAME_PROPERTIES = {
     "AWS::S3::Bucket": "BucketName",
     "AWS::ECR::Repository": "RepositoryName",
     "AWS::IAM::Role": "RoleName",
+    "AWS::Scheduler::Schedule": "Name",  # platform_constructs/schedule.py: `<env>-<workload>`
+    "AWS::Budgets::Budget": "Budget.BudgetName",  # platform_constructs/budget.py: `<env>-training`
 }
 
 
@@ -90,7 +92,9 @@ def fixed_names(found: list[Stack]) -> list[Named]:
     for stack in found:
         for kind, prop in NAME_PROPERTIES.items():
             for resource in stack.resources(kind):
-                name = (resource.get("Properties") or {}).get(prop)
+                name: Any = resource.get("Properties") or {}
+                for part in prop.split("."):
+                    name = name.get(part) if isinstance(name, dict) else None
                 if isinstance(name, str):
                     named.append(Named(stack.name, kind, name))
     return named

@@ -13,7 +13,7 @@ from trainctl.preflight_checks.base import FAIL, PASS, Context, Result
 
 SAGEMAKER_LOG_GROUP = "/aws/sagemaker/TrainingJobs"
 NOT_FOUND = {"ResourceNotFoundException", "ResourceNotFound", "StateMachineDoesNotExist", "NotFound", "404",
-             "NoSuchBucket", "RepositoryNotFoundException", "NoSuchEntity"}
+             "NoSuchBucket", "RepositoryNotFoundException", "NoSuchEntity", "NotFoundException"}
 
 
 def _log_group(ctx: Context, name: str) -> str | None:
@@ -58,11 +58,24 @@ def _role(ctx: Context, name: str) -> str | None:
     return name
 
 
+def _schedule(ctx: Context, name: str) -> str | None:
+    """EventBridge Scheduler's GetSchedule in the default group (the platform's schedules name no group)."""
+    ctx.aws.client("scheduler").get_schedule(Name=name)
+    return name
+
+
+def _budget(ctx: Context, name: str) -> str | None:
+    """AWS Budgets' DescribeBudget: budget names are unique per account (NotFoundException when free)."""
+    ctx.aws.client("budgets").describe_budget(AccountId=ctx.env.account, BudgetName=name)
+    return name
+
+
 # How to find each kind by its name: the physical ID CloudFormation knows it by, or None when it does not exist.
 FINDERS: dict[str, Callable[[Context, str], str | None]] = {
     "AWS::Logs::LogGroup": _log_group, "AWS::StepFunctions::StateMachine": _state_machine,
     "AWS::SNS::Topic": _topic, "AWS::CloudWatch::Dashboard": _dashboard, "AWS::CloudWatch::Alarm": _alarm,
     "AWS::S3::Bucket": _bucket, "AWS::ECR::Repository": _repository, "AWS::IAM::Role": _role,
+    "AWS::Scheduler::Schedule": _schedule, "AWS::Budgets::Budget": _budget,
 }
 # The command that deletes a leftover of each kind (after saving what it holds).
 DELETE = {
@@ -74,6 +87,8 @@ DELETE = {
     "AWS::S3::Bucket": "aws s3 rb s3://{name}",
     "AWS::ECR::Repository": "aws ecr delete-repository --repository-name {name}",
     "AWS::IAM::Role": "aws iam delete-role --role-name {name}",
+    "AWS::Scheduler::Schedule": "aws scheduler delete-schedule --name {name}",
+    "AWS::Budgets::Budget": "aws budgets delete-budget --account-id {account} --budget-name {name}",
 }
 
 
@@ -103,7 +118,7 @@ def _conflict(ctx: Context, named: assembly.Named, physical_id: str, stack: str 
     if stack is not None:
         return (f"{named.name} ({named.kind}) belongs to stack {stack}, not {named.stack}: delete or rename it there "
                 "before deploying")
-    command = DELETE[named.kind].format(name=named.name, id=physical_id)
+    command = DELETE[named.kind].format(name=named.name, id=physical_id, account=ctx.env.account)
     return (f"{named.name} ({named.kind}) exists outside any stack (left by an earlier deploy?): save what you need, "
             f"then `{command}`, or adopt it into {named.stack} with `npx cdk import`")
 
