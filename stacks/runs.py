@@ -2,7 +2,8 @@
 
 The SNS topic that receives a message for every run (with the environment's e-mail subscribers), the log group all
 state machines log to, and the managed policy every state machine role shares (the `.sync` EventBridge rule,
-publishing, log delivery, X-Ray). The topic and the logs are encrypted with the runs' key.
+publishing, log delivery, X-Ray). The topic and the logs are encrypted with the runs' key. The job reaper
+(`platform_constructs/job_reaper.py`) stops the training jobs of runs that ended while a job still ran.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from constructs import Construct
 from compiler import run_metrics
 from compiler.environments import Environment
 from platform_constructs.budget import EnvironmentBudget
+from platform_constructs.job_reaper import JobReaper
 from platform_constructs.keys import environment_key
 from platform_constructs.nag import acknowledge_required_wildcards
 from platform_constructs.retention import retention
@@ -88,6 +90,10 @@ class RunsStack(cdk.Stack):
         acknowledge_required_wildcards(self.metrics_policy, {"RunMetrics": REASONS["RunMetrics"]})
         acknowledge_required_wildcards(self.log_delivery_policy, {"LogDelivery": REASONS["LogDelivery"]})
         acknowledge_required_wildcards(self.tracing_policy, {"Tracing": REASONS["Tracing"]})
+        # No job outlives its run: stopped, timed-out and failed runs' jobs are stopped (issue 21).
+        self.job_reaper = JobReaper(self, "JobReaper", environment=settings.name, log_group=self.log_group,
+                                    managed_policies=[self.log_delivery_policy, self.tracing_policy],
+                                    alarm_topic=self.topic, key=key)
 
     @property
     def state_machine_policies(self) -> list[iam.IManagedPolicy]:

@@ -185,7 +185,7 @@ def test_an_aborted_runs_running_job_is_stopped_and_nothing_else(world: World) -
 
     assert reaped.status == "SUCCEEDED", reaped.error
     assert reaped.fake.stop_calls == [running]
-    assert world.status_of(running) == "Stopped"
+    assert world.status_of(running) == "Stopping"  # StopTrainingJob: Stopping, then Stopped
     assert {name: world.status_of(name) for name in finished} == finished
     assert world.status_of(of_another_run) == world.status_of(of_another_environment) == "InProgress"
     # Only this environment's jobs of this execution were asked for; the fallback looked for the state machine's.
@@ -256,7 +256,7 @@ def test_jobs_tagged_with_the_state_machine_are_stopped_only_when_none_of_its_ru
     reaped = world.reap(second)  # the next end of a run that leaves none running
 
     assert reaped.status == "SUCCEEDED", reaped.error
-    assert reaped.fake.stop_calls == [orphan] and world.status_of(orphan) == "Stopped"
+    assert reaped.fake.stop_calls == [orphan] and world.status_of(orphan) == "Stopping"
 
 
 class _StopRefused(FakeSageMaker):
@@ -297,6 +297,6 @@ def test_a_job_left_running_fails_the_reaper_after_the_others_are_stopped(world:
     reaped = world.reap(ended, fake=_StopRefused({stubborn}, set()))
 
     assert (reaped.status, reaped.error) == ("FAILED", reaper.JOBS_LEFT_RUNNING)
-    assert world.status_of(other) == "Stopped" and world.status_of(stubborn) == "InProgress"
+    assert world.status_of(other) == "Stopping" and world.status_of(stubborn) == "InProgress"
     # Throttling and other unmodelled errors are retried before the job is looked at.
     assert reaped.fake.stop_calls.count(stubborn) == 1 + 5
