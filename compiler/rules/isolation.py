@@ -24,3 +24,8 @@ def network_isolation_is_off_only_with_a_reason(w: Workload, f: Findings) -> Non
                   "Secrets Manager at start), or remove enable_network_isolation: false")
     if w.enable_network_isolation and w.network_isolation_off_reason:
         f.warn("network_isolation_off_reason", "has no effect unless enable_network_isolation is false")
+    if not w.enable_network_isolation and w.uses_fsx:
+        f.warn("enable_network_isolation", "with network isolation off, the job's network reaches the whole FSx file "
+               "system (its security group admits the Lustre ports): directory_path bounds what SageMaker mounts, not "
+               "what a process with a Lustre client could mount; keep isolation on for FSx readers where you can "
+               "(docs/security.md#what-fsx-still-allows)")

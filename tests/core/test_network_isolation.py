@@ -70,3 +70,13 @@ def test_every_shipped_workload_is_isolated_or_says_why_not(env: str) -> None:
     assert workloads
     for workload in workloads:
         assert workload.enable_network_isolation or workload.network_isolation_off_reason, workload.name
+
+
+def test_an_fsx_reader_without_isolation_is_warned_that_the_path_is_no_longer_the_bound(make) -> None:
+    off = {"enable_network_isolation": False, "network_isolation_off_reason": REASON}
+    fsx = {"train": {"directory_path": "/datasets/tokens", "file_system_access_mode": "ro"}}
+    for inputs, changes, warned in ((fsx, off, ["enable_network_isolation"]), (fsx, {}, []),
+                                    ({"train": "datasets/tokens/"}, off, [])):
+        findings = Findings("demo.yaml")
+        network_isolation_is_off_only_with_a_reason(make(inputs=inputs, **changes), findings)
+        assert [w.field for w in findings.warnings] == warned, (inputs, changes)
