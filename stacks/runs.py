@@ -1,8 +1,8 @@
 """The runs stack of one environment: what every workload's state machine shares.
 
 The SNS topic that receives a message for every run (with the environment's e-mail subscribers), the log group all
-state machines log to, and the managed policy every state machine role shares (the `.sync` EventBridge rule,
-publishing, log delivery, X-Ray). The topic and the logs are encrypted with the runs' key. The job reaper
+state machines log to, and the managed policies every state machine role shares (publishing, log delivery, X-Ray,
+run metrics). The topic and the logs are encrypted with the runs' key. The job reaper
 (`platform_constructs/job_reaper.py`) stops the training jobs of runs that ended while a job still ran.
 """
 

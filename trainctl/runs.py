@@ -19,11 +19,13 @@ import json
 import re
 import secrets
 import sys
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 from compiler.overrides import OverridePolicy
 from compiler.spec import load_workload
+from compiler.summaries import RunSummary
 from trainctl import follow as following
 from trainctl.aws import Clients, aws_errors
 from trainctl.common import problem, project_of
@@ -137,15 +139,22 @@ def start(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------------------------------------ runs
 
 
+def run_status(described: Mapping[str, Any], run: RunSummary | None) -> str:
+    """STATUS: the execution's, with the state machine's error (e.g. TrainingStalled) and how often the stall
+    watchdog relaunched the run's job (a run that succeeded after a stall says so too)."""
+    notes = [str(described["error"])] if described.get("error") else []
+    if run is not None and isinstance(run.stall_relaunches, int) and run.stall_relaunches > 0:
+        notes.append(f"Stalled: {run.stall_relaunches} relaunch(es)")
+    return str(described["status"]) + (f" ({'; '.join(notes)})" if notes else "")
+
+
 def _row(clients: Clients, target: Target, execution: dict[str, Any], now: datetime) -> list[str]:
     """One table row: what the execution's history and summary say about the run."""
     described = clients.sfn.describe_execution(executionArn=execution["executionArn"])
     events = history(clients, target, execution["executionArn"])
     jobs = launches(events)
     run = summary(described, events)
-    status = described["status"]
-    if described.get("error"):
-        status += f" ({described['error']})"
+    status = run_status(described, run)
     if run and run.instance_type:
         resources = f"{run.instance_count or '?'} x {run.instance_type}"
     else:
@@ -210,8 +219,9 @@ def stop(args: argparse.Namespace) -> int:
         return 0
     following.stop_execution(clients, ref.target, arn)
     print(arn)
-    print(f"stopping {described['name']}: Step Functions stops its training job too; see it with `trainctl runs "
-          f"{ref.target.workload} --env {ref.target.env.name}`", file=sys.stderr)
+    print(f"stopping {described['name']}: the environment's job reaper stops its training job about a minute after "
+          f"the run ends; see it with `trainctl runs {ref.target.workload} --env {ref.target.env.name}`",
+          file=sys.stderr)
     return 0
 
 
@@ -261,7 +271,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     _profile(p)
     p.set_defaults(func=logs)
 
-    p = sub.add_parser("stop", help="stop a run (Step Functions stops its training job)",
+    p = sub.add_parser("stop", help="stop a run (the job reaper then stops its training job)",
                        description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("run", metavar="RUN", help=run_help.replace("its latest run", "its one running run"))
     p.add_argument("--env", default=None, help="environment name from cdk.json (for WORKLOAD forms of RUN)")

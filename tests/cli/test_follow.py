@@ -113,7 +113,7 @@ def test_ctrl_c_without_a_terminal_leaves_the_run_going_and_stop_ends_it(cli, de
         assert shown == [line for line in expected if line in shown]
         stopped = cli("stop", WORKLOAD, "--env", "dev")  # its one running run
         assert (stopped.code, stopped.out.strip()) == (0, arn)
-        assert "Step Functions stops its training job too" in stopped.err
+        assert "the environment's job reaper stops its training job" in stopped.err
         ended = wait_for_end(sfn, arn)
     assert ended["status"] == "ABORTED"
     again = cli("stop", arn)
