@@ -28,6 +28,8 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
+from botocore.exceptions import BotoCoreError, ClientError
+
 from compiler import catalog
 from compiler.errors import Problem, SpecError
 from trainctl.common import project_of
@@ -153,7 +155,11 @@ def write_prices(args: argparse.Namespace, client: Any | None = None, today: str
     today = today or datetime.now(UTC).date().isoformat()
     status = 0
     for region in regions_of(args):
-        status = max(status, _one_region(project.root, client, region, today))
+        try:
+            status = max(status, _one_region(project.root, client, region, today))
+        except (BotoCoreError, ClientError) as error:
+            raise SpecError(Problem("", region, f"the Price List API refused or failed: {error}; give the credentials "
+                                    "(--profile, or the usual AWS variables) pricing:GetProducts")) from None
     return status
 
 

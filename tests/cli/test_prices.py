@@ -105,6 +105,15 @@ def test_no_prices_write_nothing(pricing, tmp_path: Path) -> None:
     assert not (root / catalog.price_file("eu-north-9")).exists()
 
 
+def test_a_refused_call_is_a_message_naming_the_permission(pricing, tmp_path: Path) -> None:
+    client, stub = pricing
+    stub.add_client_error("get_products", "AccessDeniedException", "not authorized", 400)
+    with pytest.raises(SpecError) as info:
+        prices.write_prices(_args(_project(tmp_path), ["us-west-2"]), client=client, today="2026-11-26")
+    assert "us-west-2: the Price List API refused or failed" in str(info.value)
+    assert "pricing:GetProducts" in str(info.value)
+
+
 def test_without_region_every_environments_region_is_asked() -> None:
     args = argparse.Namespace(region=None, project_dir=str(ROOT))
     assert prices.regions_of(args) == sorted({e.region for e in ENVIRONMENTS.values()})
