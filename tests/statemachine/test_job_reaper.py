@@ -31,8 +31,8 @@ from moto.stepfunctions.parser.utils import TMP_THREADS
 from compiler.request import TAG_ENVIRONMENT, TAG_EXECUTION
 from compiler.state_machine import reaper
 from compiler.state_machine.asl import all_states
-from tests.statemachine.harness import REGION, ROLE_ARN
-from tests.statemachine.sagemaker_sync import FakeSageMaker, installed
+from tests.statemachine.harness import REGION, ROLE_ARN, Deployed
+from tests.statemachine.sagemaker_sync import FakeSageMaker, Outcome, installed
 
 _names = itertools.count()
 # A workload's state machine for the reaper's look-ups: its runs wait (moto stops a Wait on StopExecution).
@@ -300,3 +300,33 @@ def test_a_job_left_running_fails_the_reaper_after_the_others_are_stopped(world:
     assert world.status_of(other) == "Stopping" and world.status_of(stubborn) == "InProgress"
     # Throttling and other unmodelled errors are retried before the job is looked at.
     assert reaped.fake.stop_calls.count(stubborn) == 1 + 5
+
+
+@pytest.mark.parametrize("execution_name", ["plain-run", "untaggable(run)"])
+def test_a_real_run_stopped_by_stop_execution_leaves_its_job_to_the_reaper_which_stops_it(
+        world: World, deployed: dict[str, Deployed], execution_name: str) -> None:
+    """gpt-smddp's own definition, stopped the way console Stop and `trainctl stop` stop it: the run runs no state
+    after StopExecution, so its job is still InProgress; the reaper, given the run's end as the rule gives it, stops
+    it. An execution name SageMaker tags refuse makes the run tag its job with the state machine's ARN instead."""
+    d = deployed["gpt-smddp"]
+    fake = FakeSageMaker(script=[Outcome("running")], region=REGION)
+    with installed(fake):
+        arn = d.sfn.start_execution(stateMachineArn=d.arn, name=execution_name, input="{}")["executionArn"]
+        deadline = time.monotonic() + 30
+        while not fake.created:
+            assert time.monotonic() < deadline, "the run created no job in 30 s"
+            time.sleep(0.01)
+        d.sfn.stop_execution(executionArn=arn)
+        while (status := d.sfn.describe_execution(executionArn=arn)["status"]) == "RUNNING":
+            assert time.monotonic() < deadline, "the run did not stop"
+            time.sleep(0.01)
+    assert status == "ABORTED"
+    [job] = [request["TrainingJobName"] for request in fake.created]
+    [tag] = [t["Value"] for t in fake.created[0]["Tags"] if t["Key"] == TAG_EXECUTION]
+    assert tag == (d.arn if "(" in execution_name else arn)
+    assert world.status_of(job) == "InProgress"  # nothing in the definition stopped it
+
+    reaped = world.reap(arn, fake=fake)
+
+    assert reaped.status == "SUCCEEDED", reaped.error
+    assert reaped.fake.stopped == [job] and world.status_of(job) == "Stopping"
