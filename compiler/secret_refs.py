@@ -4,7 +4,7 @@ A value never travels in the CreateTrainingJob request, which sits in the templa
 history in clear text. The request carries, per secret, one environment variable `TRAINING_PLATFORM_SECRET_ARN_<NAME>`
 holding the secret's ARN (an ARN names a secret, it does not open it); at start the process reads each with the job's
 execution role, which may read exactly those ARNs, and sets `<NAME>` in its own environment
-(`training/platform_secrets.py`). One variable per secret, not one JSON map: SageMaker caps each environment value at
+(`training/platform_secrets/`). One variable per secret, not one JSON map: SageMaker caps each environment value at
 512 characters, a handful of ARNs.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 # The variable that carries one secret's ARN: the prefix plus the name the process reads the value under. The
-# trainer's resolver (training/platform_secrets.py, which ships alone and cannot import this) spells it out too; a
+# trainer's resolver (training/platform_secrets/, which ships alone and cannot import this) spells it out too; a
 # test holds the two equal.
 ENV_PREFIX = "TRAINING_PLATFORM_SECRET_ARN_"
 # Secrets Manager User Guide, "Secret ARN" (and CreateSecret's Name): a secret's ARN is

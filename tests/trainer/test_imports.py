@@ -30,7 +30,7 @@ def _imported_top_levels(path: Path) -> set[str]:
 
 # The one exception: the secrets resolver calls Secrets Manager with boto3, which every SageMaker framework image has
 # (the training toolkit depends on it); it imports it only when the job names secrets.
-AWS_SDK_USERS = {TRAINING_DIR / "platform_secrets.py": {"boto3", "botocore"}}
+AWS_SDK_USERS = {TRAINING_DIR / "platform_secrets" / "__init__.py": {"boto3", "botocore"}}
 
 
 @pytest.mark.parametrize("path", _python_files(TRAINING_DIR), ids=lambda p: str(p.relative_to(REPO)))
@@ -39,7 +39,7 @@ def test_the_trainer_imports_nothing_of_the_platform(path):
 
 
 def test_only_the_secrets_resolver_imports_the_aws_sdk_and_only_inside_functions():
-    resolver = TRAINING_DIR / "platform_secrets.py"
+    resolver = TRAINING_DIR / "platform_secrets" / "__init__.py"
     module_level = {alias.name.split(".")[0] for node in ast.parse(resolver.read_text()).body
                     if isinstance(node, ast.Import) for alias in node.names}
     module_level |= {node.module.split(".")[0] for node in ast.parse(resolver.read_text()).body

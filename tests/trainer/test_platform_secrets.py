@@ -26,8 +26,8 @@ OTHER = "s3cr3t-pa55word-not-printed"
 
 
 def _load() -> ModuleType:
-    """training/platform_secrets.py as the job imports it: a top-level module beside train.py."""
-    spec = importlib.util.spec_from_file_location("platform_secrets", TRAINING_DIR / "platform_secrets.py")
+    """training/platform_secrets as the job imports it: a top-level package beside train.py."""
+    spec = importlib.util.spec_from_file_location("platform_secrets", TRAINING_DIR / "platform_secrets" / "__init__.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -122,3 +122,15 @@ def test_the_trainers_start_stops_with_exit_code_2_when_a_secret_cannot_be_read(
             runpy.run_path(str(TRAINING_DIR / "train.py"), run_name="__main__")
     assert exit_.value.code == 2
     assert "error: reading secret HF_TOKEN" in capfd.readouterr().err
+
+
+def test_another_entry_point_gets_the_resolver_beside_it_through_dependencies() -> None:
+    """`dependencies: [../training/platform_secrets]` (the SDK's meaning: the folder beside the entry point) puts
+    `import platform_secrets` in reach of an entry point with its own source_dir, such as the smoke test's."""
+    from compiler import sourcedir
+
+    bundle = sourcedir.scan(TRAINING_DIR / "smoke", TRAINING_DIR / "smoke" / "smoke.py",
+                            (TRAINING_DIR / "platform_secrets",), TRAINING_DIR.parent)
+    assert not bundle.problems
+    names = {entry.arcname for entry in bundle.entries}
+    assert {"smoke.py", "platform_secrets/__init__.py"} <= names

@@ -5,8 +5,9 @@ in `TRAINING_PLATFORM_SECRET_ARN_<NAME>` (docs/security.md, "Secrets"). `resolve
 execution role (which may read exactly those secrets, through the network's Secrets Manager endpoint) and sets
 `<NAME>`. It prints names, never values, and its errors name the secret's ARN and AWS's error code only.
 
-The project's trainer (train.py) calls it first thing. Another entry point shipped in the same code bundle calls it
-the same way, before importing libraries that read their tokens at import time:
+The project's trainer (train.py) calls it first thing. Another entry point calls it the same way, before importing
+libraries that read their tokens at import time, with this package in its code bundle: under its `source_dir`, or
+`dependencies: [<path to>/training/platform_secrets]` in its spec, which puts the folder beside the entry point:
 
     import platform_secrets
     platform_secrets.resolve()
