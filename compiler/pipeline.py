@@ -144,7 +144,7 @@ def compile_workload(workload: Workload, env: Environment, images: Collection[st
     definition = sm.definition_string(sm.build_definition(machine))
     names = frozenset(sm.deploy_time_names(definition))
     problems = [Problem(workload.source, "", f"request for {env.name}: {p}")
-                for p in full_validation(machine.request, env, workload.capacity_retry.max_attempts)]
+                for p in full_validation(machine.request, env, workload.max_relaunches)]
     missing = missing_names_problem(workload, env, names, provided_names(env, images, workload.code is not None))
     problems += [missing] if missing is not None else []
     scan = bundles.scan(workload.code) if workload.code is not None else None

@@ -14,6 +14,7 @@ from __future__ import annotations
 NAMESPACE = "TrainingPlatform"
 CAPACITY_RELAUNCHES = "CapacityRelaunches"  # one per relaunch after a capacity failure
 CAPACITY_EXHAUSTED = "CapacityExhausted"  # one per run that ended with every relaunch spent
+STALL_RELAUNCHES = "StallRelaunches"  # one per relaunch of a job the stall watchdog stopped
 ENVIRONMENT = "Environment"
 WORKLOAD = "Workload"
 

@@ -43,6 +43,9 @@ class RunSummary:
     cost_ceiling_usd: float | None = None
     max_runtime_seconds: int | None = None
     budget_left_seconds: int | None = None
+    # With a stall_watchdog only:
+    stall_relaunches: int | None = None  # relaunches after the watchdog stopped a job that made no progress
+    stall_watchdog: Mapping[str, Any] | None = None  # the spec's {metric, minutes, max_relaunches}
 
     @classmethod
     def of(cls, data: Any) -> RunSummary | None:

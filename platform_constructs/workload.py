@@ -39,6 +39,11 @@ from platform_constructs.nag import acknowledge_required_wildcards
 from platform_constructs.network import TrainingNetwork
 from platform_constructs.source_bundle import SourceBundle
 
+READ_JOB_METRICS_REASON = (
+    "cloudwatch:GetMetricData has no resource-level permissions and no condition key that names a namespace or a "
+    "metric (Service Authorization Reference, Amazon CloudWatch): AWS requires Resource '*'. Only a workload with a "
+    "stall_watchdog gets it, to read its own jobs' progress metric; reading metrics discloses no data beyond them.")
+
 
 def job_name_patterns(base_job_name: str, relaunches: int) -> list[str]:
     """Training-job ARN suffixes that match exactly this workload's job names, `<base>-<12 hex>-<attempt>`.
@@ -76,7 +81,7 @@ class TrainingWorkload(Construct):
         self.environment = environment
         stack = cdk.Stack.of(self)
         self.job_arns = [stack.format_arn(service="sagemaker", resource=p.split("/", 1)[0], resource_name=p.split("/", 1)[1])
-                         for p in job_name_patterns(workload.base_job_name, workload.capacity_retry.max_attempts)]
+                         for p in job_name_patterns(workload.base_job_name, workload.max_relaunches)]
         self.security_group: ec2.ISecurityGroup = platform.network.job_security_group(
             self, "JobSecurityGroup", workload=workload.name, lustre=workload.uses_fsx)
         self.execution_role = self._execution_role(platform, source, image_uri)
@@ -229,7 +234,7 @@ class TrainingWorkload(Construct):
             }),
             managed_policies=list(platform.shared_state_machine_policies),
         )
-        iam.Policy(self, "StateMachinePolicy", roles=[role], statements=[
+        policy = iam.Policy(self, "StateMachinePolicy", roles=[role], statements=[
             iam.PolicyStatement(sid="OwnTrainingJobs", resources=self.job_arns,
                                 actions=["sagemaker:CreateTrainingJob", "sagemaker:DescribeTrainingJob",
                                          "sagemaker:StopTrainingJob", "sagemaker:AddTags", "sagemaker:ListTags"]),
@@ -238,6 +243,11 @@ class TrainingWorkload(Construct):
                                 conditions={"StringEquals": {"iam:PassedToService": "sagemaker.amazonaws.com"}}),
             *self._own_executions_statement(),
         ])
+        if self.workload.stall_watchdog is not None:
+            # The stall watchdog asks CloudWatch for its job's progress metric (compiler/state_machine/watchdog.py).
+            policy.add_statements(iam.PolicyStatement(sid="ReadJobMetrics", actions=["cloudwatch:GetMetricData"],
+                                                      resources=["*"]))
+            acknowledge_required_wildcards(policy, {"ReadJobMetrics": READ_JOB_METRICS_REASON})
         return role
 
     def _own_executions_statement(self) -> list[iam.PolicyStatement]:

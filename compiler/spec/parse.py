@@ -26,6 +26,7 @@ from compiler.spec.keys import LOOKALIKES, PLATFORM_KEYS, REFUSED, RENAMED, know
 from compiler.spec.options import read_capacity, read_debugging, read_run
 from compiler.spec.secrets import read_secrets, read_secrets_kms_key
 from compiler.spec.values import read_choices, read_environment, read_hyperparameters, read_metrics, read_tags
+from compiler.spec.watchdog import read_stall_watchdog
 
 
 def audit_keys(raw: Mapping[str, Any], findings: Findings) -> None:
@@ -110,7 +111,7 @@ def parse_workload(raw: Any, *, source: str, spec_dir: Path, project_root: Path)
         metric_definitions=read_metrics(r), tags=read_tags(r), debugging=read_debugging(r),
         base_job_name=r.string("base_job_name", max_length=63, default=name) or name or "",
         description=r.string("description", max_length=1000, default="") or "", capacity_retry=read_capacity(r),
-        schedule=read_schedule(r),
+        schedule=read_schedule(r), stall_watchdog=read_stall_watchdog(r),
         **read_run(r),
     )
     if name is None or compute is None:

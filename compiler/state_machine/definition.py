@@ -41,6 +41,7 @@ from compiler.state_machine import (
     poll,
     recovery,
     relaunch,
+    watchdog,
 )
 from compiler.state_machine.asl import INVALID_INPUT, literal, run_time_format, with_run_time
 from compiler.state_machine.encoding import encoding_states, portable_defaults
@@ -70,6 +71,7 @@ _FAILURE_CAUSE = ("States.Format('{} {} {} after {} attempt(s): {}', $.result.wo
                   "$.result.status, $.result.attempts, $.result.failure_reason)")
 _RUN_ID = "States.ArrayGetItem(States.StringSplit(States.UUID(), '-'), 4)"
 TRAIN = create.TRAIN
+STALLED_ERROR = "TrainingStalled"  # a run whose job the stall watchdog stopped, with no relaunch left
 
 
 def _summary_parameters(spec: MachineSpec) -> dict[str, Any]:
@@ -86,6 +88,10 @@ def _summary_parameters(spec: MachineSpec) -> dict[str, Any]:
                          f"{catalog.PRICES_AS_OF}; null where no price is known)",
         "overrides.$": "$.input",
     }
+    if spec.stall is not None:  # how often the watchdog relaunched: the reason a run took longer, or ended Stalled
+        summary["stall_relaunches.$"] = "$.run.stalls"
+        summary["stall_watchdog"] = {"metric": spec.stall.metric, "minutes": spec.stall.minutes,
+                                     "max_relaunches": spec.stall.max_relaunches}
     if spec.policy.cost_ceiling_usd is not None:
         summary["cost_ceiling_usd"] = spec.policy.cost_ceiling_usd
         summary["max_runtime_seconds.$"] = "$.grant.seconds"
@@ -170,7 +176,9 @@ def _job_states(spec: MachineSpec) -> dict[str, Any]:
     return {
         **create.train_states(spec),
         **create.refusal_states(),
-        **poll.poll_states(spec.capacity_window_polls, None, "Read job", _JOB_DEFAULTS, "Summarize"),
+        **poll.poll_states(spec.capacity_window_polls, watchdog.ENTRY if spec.stall else None, "Read job",
+                           _JOB_DEFAULTS, "Summarize"),
+        **(watchdog.watchdog_states(spec.stall) if spec.stall else {}),
         "Describe job": {
             "Type": "Task", "Comment": "Read the job's own status and FailureReason rather than parsing the task's Cause.",
             "Resource": DESCRIBE_RESOURCE, "Parameters": {"TrainingJobName.$": "$.launch.name"},
@@ -202,8 +210,7 @@ def _job_states(spec: MachineSpec) -> dict[str, Any]:
         },
         "Read job": {"Type": "Pass", "Parameters": {"v.$": "States.JsonMerge($.defaults.job, $.job.raw, false)"},
                      "ResultPath": "$.job", "Next": relaunch.OUTCOME},
-        **relaunch.outcome_states(spec, _count(spec, run_metrics.CAPACITY_RELAUNCHES, "Wait before relaunch"),
-                                  "Summarize"),
+        **relaunch.outcome_states(spec, lambda metric, next_state: _count(spec, metric, next_state), "Summarize"),
     }
 
 
@@ -268,6 +275,10 @@ def _end_states(spec: MachineSpec) -> dict[str, Any]:
         "No capacity": {"Type": "Fail", "Error": "InsufficientCapacity", "CausePath": _FAILURE_CAUSE},
         "Job failed": {"Type": "Fail", "Error": "TrainingJobFailed", "CausePath": _FAILURE_CAUSE},
     }
+    if spec.stall is not None:
+        states["Succeeded?"]["Choices"].insert(2, {"Variable": "$.result.status", "StringEquals": relaunch.STALLED_STATUS,
+                                                   "Next": "Training stalled"})
+        states["Training stalled"] = {"Type": "Fail", "Error": STALLED_ERROR, "CausePath": _FAILURE_CAUSE}
     if spec.policy.cost_ceiling_usd is not None:
         states["Succeeded?"]["Choices"].insert(2, {"Variable": "$.result.status", "StringEquals": cost.STATUS,
                                                    "Next": "Cost ceiling reached"})

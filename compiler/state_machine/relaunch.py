@@ -4,6 +4,8 @@
   schedule after the spec's growing wait (`capacity_retry`);
 - stopped by the run for not starting within the capacity window (`poll`): relaunch on the next type at once (the
   window was the wait); the same budget of relaunches;
+- stopped by the run for making no progress (`watchdog`): relaunch on the same type at once, at most the spec's
+  `stall_watchdog.max_relaunches` times; then the run ends with status `Stalled`;
 - anything else goes to the summary. Failures of the user's code (AlgorithmError and the like) are never relaunched.
 
 Every relaunch resumes from the run's checkpoint prefix (`${RunId}` is the same for every attempt) under a new job
@@ -12,14 +14,18 @@ name (`${Attempt}` + 1).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from compiler import run_metrics
 from compiler.state_machine import cost, poll
+from compiler.state_machine.asl import literal
 from compiler.state_machine.machine import MachineSpec
 
 OUTCOME = "Job outcome"
 COUNT = "Count relaunch"
 LAUNCH = "Launch attempt"
+STALLED_STATUS = "Stalled"  # the run's status when the stall watchdog spent its relaunches
 
 
 def _status(value: str) -> dict[str, Any]:
@@ -37,21 +43,49 @@ def next_run(spec: MachineSpec, wait: str | int, *, next_type: bool) -> dict[str
             "attempt.$": "States.MathAdd($.run.attempt, 1)",
             **({"wait.$": wait} if isinstance(wait, str) else {"wait": wait}),
             "slot.$": "States.MathAdd($.run.slot, 1)" if next_type else "$.run.slot",
-            "stalls.$": "$.run.stalls", **cost.spent_budget(spec)}
+            "stalls.$": "$.run.stalls" if next_type else "States.MathAdd($.run.stalls, 1)",
+            **cost.spent_budget(spec)}
 
 
 def job_with(fields: dict[str, str], next_state: str, name: str) -> dict[str, Any]:
-    """Two states that overwrite fields of `$.job.v` (values are JSONPath/intrinsics) and go on to `next_state`."""
+    """Two states that overwrite fields of `$.job.v` and go on to `next_state`; a value starting with `$` or
+    `States.` is read at run time, any other is literal."""
+    dynamic = {f"{k}.$" if v.startswith(("$", "States.")) else k: v for k, v in fields.items()}
     return {
-        name: {"Type": "Pass", "Parameters": {f"{k}.$": v for k, v in fields.items()}, "ResultPath": "$.why",
+        name: {"Type": "Pass", "Parameters": dynamic, "ResultPath": "$.why",
                "Next": f"{name}: report"},
         f"{name}: report": {"Type": "Pass", "Parameters": {"v.$": "States.JsonMerge($.job.v, $.why, false)"},
                             "ResultPath": "$.job", "Next": next_state},
     }
 
 
-def outcome_states(spec: MachineSpec, count: dict[str, Any], summarize: str) -> dict[str, Any]:
-    """`Job outcome` and the relaunches it leads to; `count` is the Task that counts a capacity relaunch."""
+def _stall_states(spec: MachineSpec, count: Callable[[str, str], dict[str, Any]],
+                  summarize: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The outcome rules and states of a job the stall watchdog stopped."""
+    if spec.stall is None:
+        return [], {}
+    stall = spec.stall
+    stopped = [_status("Stopped"), _reason(poll.STALLED)]
+    before = (f"Stalled: no new {stall.metric} datapoint for {stall.minutes} minutes while training; stopped by the "
+              f"run after ")
+    reason = f"States.Format({literal(before)[:-1]}{{}}{literal(' stall relaunch(es)')[1:]}, $.run.stalls)"
+    rules = [{"And": [*stopped, {"Variable": "$.run.stalls", "NumericLessThan": stall.max_relaunches}],
+              "Next": "Relaunch after stall"},
+             {"And": stopped, "Next": "Stall limit reached"}]
+    states = {
+        "Relaunch after stall": {
+            "Type": "Pass", "Comment": "The same type, the next attempt's name, the same checkpoints.",
+            "Parameters": next_run(spec, 0, next_type=False), "ResultPath": "$.run", "Next": "Count stall relaunch",
+        },
+        "Count stall relaunch": count(run_metrics.STALL_RELAUNCHES, LAUNCH),
+        **job_with({"TrainingJobStatus": STALLED_STATUS, "FailureReason": reason}, summarize, "Stall limit reached"),
+    }
+    return rules, states
+
+
+def outcome_states(spec: MachineSpec, count: Callable[[str, str], dict[str, Any]], summarize: str) -> dict[str, Any]:
+    """`Job outcome` and the relaunches it leads to; `count(metric, next)` is a Task that counts one relaunch."""
+    stall_rules, stall_states = _stall_states(spec, count, summarize)
     waits = ", ".join(str(w) for w in spec.capacity_waits())
     attempts_left = {"Variable": "$.run.slot", "NumericLessThan": spec.capacity_relaunches}
     window_minutes = spec.capacity_window_polls * poll.POLL_SECONDS // 60
@@ -67,6 +101,7 @@ def outcome_states(spec: MachineSpec, count: dict[str, Any], summarize: str) -> 
                 {"And": [_status("Stopped"), _reason(poll.CAPACITY_WINDOW), attempts_left],
                  "Next": "Relaunch after capacity window"},
                 {"And": [_status("Stopped"), _reason(poll.CAPACITY_WINDOW)], "Next": "Capacity window spent"},
+                *stall_rules,
                 {"Or": [_status("InProgress"), _status("Stopping")], "Next": poll.WATCH},
             ],
             "Default": summarize,
@@ -80,7 +115,8 @@ def outcome_states(spec: MachineSpec, count: dict[str, Any], summarize: str) -> 
             "Parameters": next_run(spec, 0, next_type=True), "ResultPath": "$.run", "Next": COUNT,
         },
         **job_with({"FailureReason": window_reason}, summarize, "Capacity window spent"),
-        COUNT: count,
+        COUNT: count(run_metrics.CAPACITY_RELAUNCHES, "Wait before relaunch"),
         "Wait before relaunch": {"Type": "Wait", "SecondsPath": "$.run.wait", "Next": LAUNCH},
+        **stall_states,
     }
 

@@ -33,10 +33,13 @@ def test_the_state_machine_writes_the_run_summary_by_its_names(make, envs) -> No
     plain = _written_keys(make(), envs["dev"])
     with_fallbacks = _written_keys(make(capacity_retry={"fallback_instance_types": ["ml.p4de.24xlarge"]}), envs["dev"])
     with_ceiling = _written_keys(make(max_run_cost_usd=2000), envs["dev"])
-    for written in (plain, with_fallbacks, with_ceiling):
+    with_watchdog = _written_keys(make(metric_definitions=[{"Name": "train:loss", "Regex": "loss=([0-9.]+)"}],
+                                       stall_watchdog={"metric": "train:loss"}), envs["dev"])
+    for written in (plain, with_fallbacks, with_ceiling, with_watchdog):
         assert written <= set(RUN_SUMMARY_KEYS), written - set(RUN_SUMMARY_KEYS)
         assert set(IDENTIFYING) <= written
-    assert plain | with_fallbacks | with_ceiling == set(RUN_SUMMARY_KEYS)  # no name only the reader knows
+    # no name only the reader knows
+    assert plain | with_fallbacks | with_ceiling | with_watchdog == set(RUN_SUMMARY_KEYS)
 
 
 def test_a_run_summary_is_read_only_where_it_is_one() -> None:

@@ -1,8 +1,8 @@
 """Workloads the shipped specs do not exercise, written as YAML into a throwaway project and loaded like synth does.
 
 Each spec stands for one behaviour of the state machine: fallback instance types after a capacity failure, the
-generic Estimator's `str()` encoding, a heterogeneous cluster, and a spec with every kind of hyperparameter (and
-names that need bracket notation) for hostile execution inputs.
+generic Estimator's `str()` encoding, a heterogeneous cluster, a spec with every kind of hyperparameter (and
+names that need bracket notation) for hostile execution inputs, and the stall watchdog.
 """
 
 from __future__ import annotations
@@ -61,7 +61,15 @@ HOSTILE = {
                         "opts": {"a": 1}, "extra": None, "warmup-steps": 10, "opt.beta": 0.9, "0th": "x",
                         "data/path": "s3://b/k", "big": 5000000000},
 }
-SPECS = {spec["name"]: spec for spec in (FALLBACK, FALLBACK_EFA, GENERIC, HETERO, HOSTILE)}
+# The stall watchdog: train:loss must show progress every 5 minutes; one stall relaunch; one capacity fallback.
+WATCHED = {
+    "name": "sm-watched", **PYTORCH, "instance_type": "ml.g5.2xlarge", "instance_count": 1, "checkpoints": True,
+    "hyperparameters": {"max_steps": 100},
+    "metric_definitions": [{"Name": "train:loss", "Regex": "loss=([0-9\\.]+)"}],
+    "stall_watchdog": {"metric": "train:loss", "minutes": 5, "max_relaunches": 1},
+    "capacity_retry": {"max_attempts": 1, "wait_seconds": 60, "fallback_instance_types": ["ml.g5.4xlarge"]},
+}
+SPECS = {spec["name"]: spec for spec in (FALLBACK, FALLBACK_EFA, GENERIC, HETERO, HOSTILE, WATCHED)}
 
 
 def write_project(root: Path, specs: dict[str, dict[str, Any]]) -> Project:

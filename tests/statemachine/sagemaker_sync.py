@@ -269,17 +269,21 @@ class FakeSageMaker:
         return json.loads(json.dumps(response, default=str))
 
     def metric_data(self, request: dict[str, Any]) -> dict[str, Any]:
-        """GetMetricData for one job's progress metric: a datapoint while the job's outcome says it progresses."""
+        """GetMetricData for one job's progress metric: a datapoint, under every query, on the looks the job's outcome
+        says it progresses; SageMaker's job metrics carry the Host dimension (`<job>/algo-1`) or TrainingJobName."""
         self.metric_queries.append(copy.deepcopy(request))
-        [query] = request["MetricDataQueries"]
-        [host] = query["MetricStat"]["Metric"]["Dimensions"]
-        name = host["Value"].removesuffix("/algo-1")
+        names = set()
+        for query in request["MetricDataQueries"]:
+            [dimension] = query["MetricStat"]["Metric"]["Dimensions"]
+            names.add(dimension["Value"].removesuffix("/algo-1") if dimension["Name"] == "Host" else dimension["Value"])
+        [name] = names
         self.looks[name] = self.looks.get(name, 0) + 1
         outcome = self.outcomes.get(name)
         progress = outcome is not None and (outcome.progress_looks is None or self.looks[name] <= outcome.progress_looks)
-        return {"MetricDataResults": [{"Id": query["Id"], "Label": query["MetricStat"]["Metric"]["MetricName"],
+        return {"MetricDataResults": [{"Id": q["Id"], "Label": q["MetricStat"]["Metric"]["MetricName"],
                                        "Timestamps": [request["EndTime"]] if progress else [],
-                                       "Values": [1.0] if progress else [], "StatusCode": "Complete"}],
+                                       "Values": [1.0] if progress else [], "StatusCode": "Complete"}
+                                      for q in request["MetricDataQueries"]],
                 "Messages": []}
 
 

@@ -31,3 +31,21 @@ def test_no_state_machine_policy_grants_eventbridge_rules(synthesized_app, env: 
                           if s.get("Sid") != "ReaperRule"])
     assert "StepFunctionsGetEventsForSageMaker" not in json.dumps(templates)
     assert "events:PutRule" not in granted and "events:PutTargets" not in granted
+
+
+@pytest.mark.parametrize("env", ENVS)
+def test_only_a_workload_with_a_stall_watchdog_may_read_metrics(synthesized_app, env: str) -> None:
+    # gpt-torchrun-fsx has a stall_watchdog; GetMetricData takes no resource ARN, so its Resource is '*'.
+    readers = {}
+    for template in synthesized_app.templates[env].values():
+        for resource in template["Resources"].values():
+            if resource["Type"] != "AWS::IAM::Policy":
+                continue
+            for statement in resource["Properties"]["PolicyDocument"]["Statement"]:
+                if "cloudwatch:GetMetricData" in json.dumps(statement["Action"]):
+                    readers[resource["Properties"]["PolicyName"]] = statement
+    assert len(readers) == 1, readers
+    [(policy, statement)] = readers.items()
+    assert "torchrunfsx" in policy.lower().replace("-", "")
+    assert statement == {"Sid": "ReadJobMetrics", "Effect": "Allow", "Action": "cloudwatch:GetMetricData",
+                         "Resource": "*"}

@@ -62,3 +62,86 @@ def test_the_window_spent_on_every_attempt_ends_in_insufficient_capacity(fallbac
     assert run.fake.waits == [0] * n
     [note] = run.notifications
     assert note["status"] == "Stopped" and "capacity window" in note["failure_reason"]
+
+
+# --------------------------------------------------------------------------------------------- stall watchdog
+# sm-watched: stall_watchdog {metric: train:loss, minutes: 5, max_relaunches: 1}, primary ml.g5.2xlarge, fallback
+# ml.g5.4xlarge. While the job trains, each look asks CloudWatch for a train:loss datapoint since the last look that
+# saw progress; 5 looks in a row without one stop the job.
+STALL_LOOKS = 5
+JOBS_NAMESPACE = "/aws/sagemaker/TrainingJobs"  # SageMaker's namespace for a job's metrics
+
+
+@pytest.fixture(scope="module")
+def watched(deployed_test) -> Deployed:
+    return deployed_test["sm-watched"]
+
+
+def test_a_job_that_progresses_is_watched_and_never_stopped(watched) -> None:
+    run = watched.run({}, [sage.completes(describes_to_finish=4)])
+    assert run.status == "SUCCEEDED", run.cause
+    [request] = run.fake.calls
+    name = request["TrainingJobName"]
+    assert run.fake.stop_calls == []
+    # The first look at a training job starts the watch; the next three ask.
+    queries = run.fake.metric_queries
+    assert len(queries) == 3
+    for query in queries:
+        assert {q["Id"] for q in query["MetricDataQueries"]} == {"byhost", "byjob"}
+        stats = {q["Id"]: q["MetricStat"] for q in query["MetricDataQueries"]}
+        assert stats["byhost"]["Metric"] == {"Namespace": JOBS_NAMESPACE, "MetricName": "train:loss",
+                                             "Dimensions": [{"Name": "Host", "Value": f"{name}/algo-1"}]}
+        assert stats["byjob"]["Metric"]["Dimensions"] == [{"Name": "TrainingJobName", "Value": name}]
+    # Each look that saw progress moves the start of the next question to its own time.
+    assert queries[1]["StartTime"] == queries[0]["EndTime"] and queries[2]["StartTime"] == queries[1]["EndTime"]
+    assert queries[0]["StartTime"] < queries[0]["EndTime"]
+    assert run.output["stall_relaunches"] == 0
+    check_requests(watched, run, {})
+
+
+def test_a_stalled_job_is_stopped_and_relaunched_from_its_checkpoints(watched) -> None:
+    run = watched.run({}, [sage.stalls(progress_looks=1), sage.completes()])
+    assert run.status == "SUCCEEDED", run.cause
+    first, second = run.fake.calls
+    assert run.fake.stop_calls == [first["TrainingJobName"]]
+    assert run.fake.status(first["TrainingJobName"]) == ("Stopped", "Stopped")
+    # The same type (a stall is not a capacity problem), the next attempt's name, the same checkpoints.
+    assert first["ResourceConfig"]["InstanceType"] == second["ResourceConfig"]["InstanceType"] == "ml.g5.2xlarge"
+    assert [job_parts(watched.spec, c["TrainingJobName"])[1] for c in run.fake.calls] == [0, 1]
+    assert first["CheckpointConfig"] == second["CheckpointConfig"]
+    # One look starts the watch, one sees progress, then 5 quiet looks stop the job.
+    assert run.fake.looks[first["TrainingJobName"]] == 1 + STALL_LOOKS
+    assert run.fake.waits == []  # relaunched at once
+    assert (run.output["stall_relaunches"], run.output["attempts"], run.output["job_name"]) == (
+        1, 2, second["TrainingJobName"])
+    [note] = run.notifications
+    assert note["stall_relaunches"] == 1 and note["status"] == "Completed"
+
+
+def test_a_run_that_stalls_past_its_relaunches_fails_saying_stalled(watched) -> None:
+    run = watched.run({}, [sage.stalls(), sage.stalls(), sage.completes()])
+    assert (run.status, run.error) == ("FAILED", "TrainingStalled")
+    names = [c["TrainingJobName"] for c in run.fake.calls]
+    assert len(names) == 2 and run.fake.stopped == names  # max_relaunches 1: two jobs, both stopped
+    assert ("Stalled after 2 attempt(s): Stalled: no new train:loss datapoint for 5 minutes while training; "
+            "stopped by the run after 1 stall relaunch(es)") in run.cause
+    [note] = run.notifications
+    assert note["status"] == "Stalled" and note["failure_reason"].startswith("Stalled: no new train:loss datapoint")
+    assert note["stall_relaunches"] == 1
+
+
+def test_a_failure_of_the_users_code_is_never_relaunched(watched) -> None:
+    run = watched.run({}, [sage.algorithm_error(), sage.completes()])
+    assert (run.status, run.error) == ("FAILED", "TrainingJobFailed")
+    assert len(run.fake.calls) == 1 and run.fake.stop_calls == []
+    assert "AlgorithmError: ExecuteUserScriptError" in run.cause
+    assert run.output is None and run.notifications[0]["stall_relaunches"] == 0
+
+
+def test_a_job_waiting_for_capacity_moves_to_the_fallback_even_with_a_watchdog(watched) -> None:
+    run = watched.run({}, [sage.never_starts(), sage.stalls(), sage.completes()])
+    # capacity: p5 -> fallback; then the stall relaunch stays on the fallback type
+    types = [c["ResourceConfig"]["InstanceType"] for c in run.fake.calls]
+    assert types == ["ml.g5.2xlarge", "ml.g5.4xlarge", "ml.g5.4xlarge"], run.cause
+    assert run.status == "SUCCEEDED", run.cause
+    assert [job_parts(watched.spec, n)[1] for n in (c["TrainingJobName"] for c in run.fake.calls)] == [0, 1, 2]

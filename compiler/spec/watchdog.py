@@ -1,0 +1,50 @@
+"""`stall_watchdog:` in a spec: which metric shows progress, how long without it makes a stall, how many relaunches.
+
+The state machine asks CloudWatch, on each look at a training job, whether the metric has a new datapoint
+(`compiler/state_machine/watchdog.py`); the metric must be one SageMaker publishes for the job, so one of the
+spec's own `metric_definitions`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from compiler.model import StallWatchdog
+from compiler.reader import Reader, describe
+
+KEYS = {"metric", "minutes", "max_relaunches"}
+MINUTES = (5, 10080)  # five looks at least (a metric lags its log line by a minute or two); a week at most
+MAX_RELAUNCHES = (0, 10)
+
+
+def _metric_names(r: Reader) -> list[str]:
+    raw = r.raw.get("metric_definitions")
+    if not isinstance(raw, list):
+        return []
+    return [str(m["Name"]) for m in raw if isinstance(m, Mapping) and "Name" in m]
+
+
+def read_stall_watchdog(r: Reader) -> StallWatchdog | None:
+    """The watchdog, or None when the spec has none; every problem names its field and the fix."""
+    w = r.child("stall_watchdog")
+    if w is None:
+        return None
+    w.unknown_keys(KEYS, hint=f" (stall_watchdog takes {', '.join(sorted(KEYS))})")
+    names = _metric_names(r)
+    metric = w.raw.get("metric")
+    if metric is None:
+        w.problem("metric", "is required: the name of one of metric_definitions whose datapoints show progress, "
+                            "e.g. train:loss")
+    elif not isinstance(metric, str) or metric not in names:
+        known = ", ".join(repr(n) for n in names) if names else "none (the spec has no metric_definitions)"
+        w.problem("metric", f"{describe(metric)} is not one of metric_definitions' names ({known}); name one of "
+                            "them, or add a metric definition {Name, Regex} that matches a line the training "
+                            "script logs as it progresses")
+    defaults = StallWatchdog(metric="")
+    minutes = w.integer("minutes", low=MINUTES[0], high=MINUTES[1], default=defaults.minutes, unit="minutes")
+    relaunches = w.integer("max_relaunches", low=MAX_RELAUNCHES[0], high=MAX_RELAUNCHES[1],
+                           default=defaults.max_relaunches, unit="relaunches")
+    if not isinstance(metric, str) or metric not in names:
+        return None
+    return StallWatchdog(metric=metric, minutes=defaults.minutes if minutes is None else minutes,
+                         max_relaunches=defaults.max_relaunches if relaunches is None else relaunches)
