@@ -47,3 +47,12 @@ def test_the_build_fails_when_the_installed_toolkit_is_older() -> None:
             assert not ok, version
         else:
             assert ok, version
+
+
+def test_the_image_leaves_the_jobs_code_and_program_to_the_job() -> None:
+    """The toolkit unpacks a job's code only into an empty /opt/ml/code (sagemaker_training.files.
+    download_and_extract: `if not os.listdir(path)`), and SAGEMAKER_PROGRAM from the environment wins over the
+    job's sagemaker_program hyperparameter (sagemaker_training.environment.Environment.__init__)."""
+    instructions = _instructions()
+    assert not [i for i in instructions if i.startswith(("COPY", "ADD")) and "/opt/ml/code" in i]
+    assert not [i for i in instructions if i.startswith("ENV") and re.search(r"\bSAGEMAKER_(PROGRAM|SUBMIT_DIRECTORY)=", i)]
