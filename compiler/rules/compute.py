@@ -21,13 +21,15 @@ def training_groups(w: Workload) -> tuple[InstanceGroup, ...]:
 
 @workload_rule
 def multi_node_jobs_use_efa(w: Workload, f: Findings) -> None:
-    """Training nodes talk over EFA; a heterogeneous cluster's data-loading groups do not need it."""
+    """Accelerated training nodes talk over EFA; a heterogeneous cluster's data-loading groups do not need it, and
+    CPU-only nodes (a parameter server, the platform's smoke test) exchange too little for it to matter."""
     training = training_groups(w)
     nodes = sum(g.instance_count for g in training)
     if nodes <= 1:
         return
     for group in training:
-        if not group.instance.has_efa:
+        accelerated_group = group.instance.has_gpu or group.instance.is_trainium
+        if accelerated_group and not group.instance.has_efa:
             f.warn("instance_type" if not w.compute.instance_groups else "instance_groups", f"{nodes} training nodes "
                    f"with {group.instance_type}, which has no EFA: inter-node traffic goes over TCP; pick an EFA type "
                    "(e.g. ml.p4d.24xlarge, ml.p5.48xlarge) for multi-node jobs")

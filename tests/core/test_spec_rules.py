@@ -293,6 +293,11 @@ def test_multi_node_with_efa_is_not_flagged(make):
     assert not make().warnings
 
 
+def test_multi_node_cpu_jobs_are_not_flagged_for_efa(make):
+    # ml.c5.xlarge: 4 vCPUs, no accelerator, no EFA (compiler/data/instance_types.csv)
+    assert not [w for w in make(instance_type="ml.c5.xlarge", instance_count=2, distribution=...).warnings if "EFA" in w]
+
+
 # --- job names, hyperparameters, environment ---------------------------------------------------------------
 
 
