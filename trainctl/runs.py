@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from compiler import catalog
 from compiler.overrides import OverridePolicy
 from compiler.spec import load_workload
 from compiler.summaries import RunSummary
@@ -187,6 +188,7 @@ def runs(args: argparse.Namespace) -> int:
     with aws_errors(target, "reading the runs"):
         rows = [_row(clients, target, e, now) for e in executions]
     print(table(rows, ["NAME", "STATUS", "STARTED (UTC)", "DURATION", "JOBS", "INSTANCES", "EST. COST"]))
+    print(f"EST. COST: billable time x {catalog.price_source(target.env.region)}", file=sys.stderr)
     return 0
 
 

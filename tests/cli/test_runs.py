@@ -80,6 +80,7 @@ def test_runs_lists_status_jobs_instances_and_cost_newest_first(cli, deployed, s
     assert by_name["runs-failed"]["EST. COST"] == f"${rate * 120 / 3600:.2f}"  # billable 120 s
     assert by_name["runs-running"]["STATUS"] == "RUNNING"
     assert by_name["runs-running"]["EST. COST"] == "-"
+    assert "EST. COST: billable time x us-east-1 list prices as of " in result.err  # dev's region (issue 25)
     assert by_name["runs-running"]["DURATION"].endswith("so far")
     assert re.fullmatch(rf"{WORKLOAD}-[0-9a-f]{{12}}-0", by_name["runs-running"]["JOBS"])
     for row in table:
