@@ -22,7 +22,13 @@ CONTEXT_KEY = "training-platform:environments"
 
 FSX_DEPLOYMENT_TYPES = ("SCRATCH_1", "SCRATCH_2", "PERSISTENT_1", "PERSISTENT_2")
 PERSISTENT_2_THROUGHPUTS = (125, 250, 500, 1000)
+# What an environment that leaves a setting out gets (README.md's environments table, docs/platform.md's costs):
+# stated once here, for the Environment fields and the cdk.json reader alike.
+DEFAULT_VPC_CIDR = "10.0.0.0/16"
 DEFAULT_TRAINING_SUBNET_MASK = 24
+DEFAULT_LOG_RETENTION_DAYS = 30
+PRODUCTION_LOG_RETENTION_DAYS = 365
+DEFAULT_CHECKPOINT_EXPIRATION_DAYS = 30
 # Workload stacks per environment (see compiler.stack_layout). CloudFormation takes at most 2,000 stacks per account
 # and region (default quota): the ceiling leaves room for everything else there.
 DEFAULT_WORKLOAD_SHARDS = 64
@@ -69,17 +75,17 @@ class Environment:
     availability_zone: str | None
     availability_zone_id: str | None = None
     production: bool = False
-    vpc_cidr: str = "10.0.0.0/16"
+    vpc_cidr: str = DEFAULT_VPC_CIDR
     training_subnet_mask: int = DEFAULT_TRAINING_SUBNET_MASK
     nat_gateway: bool = False
     removal_policy: str = "retain"
     fsx: FsxSettings | None = None
-    checkpoint_expiration_days: int = 30
+    checkpoint_expiration_days: int = DEFAULT_CHECKPOINT_EXPIRATION_DAYS
     notification_emails: tuple[str, ...] = ()
     external_data_buckets: tuple[str, ...] = ()
     training_plans: Mapping[str, TrainingPlan] = field(default_factory=dict)
     encrypt_inter_container_traffic: bool = False
-    log_retention_days: int = 30
+    log_retention_days: int = DEFAULT_LOG_RETENTION_DAYS
     workload_shards: int = DEFAULT_WORKLOAD_SHARDS
     # Which workloads without an `environments:` block deploy here: None (`all`, the default), or exactly these
     # names (`none` is the empty set). A workload whose block names the environment deploys here either way.
@@ -154,8 +160,8 @@ def _fsx(reader: Reader) -> FsxSettings | None:
 
 
 def _network(name: str, reader: Reader) -> tuple[str, int]:
-    cidr = reader.string("vpc_cidr", default="10.0.0.0/16") or "10.0.0.0/16"
-    mask = reader.integer("training_subnet_mask", low=16, high=28, default=DEFAULT_TRAINING_SUBNET_MASK) or 24
+    cidr = reader.string("vpc_cidr", default=DEFAULT_VPC_CIDR)
+    mask = reader.integer("training_subnet_mask", low=16, high=28, default=DEFAULT_TRAINING_SUBNET_MASK)
     try:
         network = ipaddress.ip_network(cidr)
     except ValueError:
@@ -232,8 +238,9 @@ def _one(name: str, reader: Reader) -> Environment:
         if not re.fullmatch(_BUCKET, bucket):
             reader.problem("external_data_buckets", f"{bucket!r} is not an S3 bucket name (give the name, not s3://...)")
     cidr, mask = _network(name, reader)
-    retention = reader.integer("log_retention_days", low=1, default=365 if production else 30)
-    if retention is not None and retention not in LOG_RETENTION_DAYS:
+    retention = reader.integer("log_retention_days", low=1,
+                               default=PRODUCTION_LOG_RETENTION_DAYS if production else DEFAULT_LOG_RETENTION_DAYS)
+    if retention not in LOG_RETENTION_DAYS:
         reader.problem("log_retention_days", f"CloudWatch Logs keeps logs for one of {', '.join(map(str, LOG_RETENTION_DAYS))} "
                        f"days, not {retention}")
     budget = reader.number("monthly_budget_usd", low=MIN_BUDGET_USD, high=MAX_BUDGET_USD)
@@ -242,11 +249,12 @@ def _one(name: str, reader: Reader) -> Environment:
         name=name, account=account, region=region, availability_zone=az, availability_zone_id=az_id,
         production=production, vpc_cidr=cidr, training_subnet_mask=mask,
         nat_gateway=bool(reader.boolean("nat_gateway", default=False)), removal_policy=removal, fsx=_fsx(reader),
-        checkpoint_expiration_days=reader.integer("checkpoint_expiration_days", low=1, default=30) or 30,
+        checkpoint_expiration_days=reader.integer("checkpoint_expiration_days", low=1,
+                                                  default=DEFAULT_CHECKPOINT_EXPIRATION_DAYS),
         notification_emails=tuple(emails), external_data_buckets=tuple(buckets),
         training_plans=_training_plans(reader),
         encrypt_inter_container_traffic=bool(reader.boolean("encrypt_inter_container_traffic", default=production)),
-        log_retention_days=retention or 30,
+        log_retention_days=retention,
         workload_shards=reader.integer("workload_shards", low=1, high=MAX_WORKLOAD_SHARDS,
                                        default=DEFAULT_WORKLOAD_SHARDS) or DEFAULT_WORKLOAD_SHARDS,
         default_workloads=_default_workloads(reader),

@@ -8,12 +8,20 @@ encoding belongs to the request compiler.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from compiler import catalog
+
+# The SDK's defaults for what a spec leaves out (EstimatorBase.__init__ of the pinned sagemaker==2.257.7): stated once
+# here, for the model's fields and the spec readers (compiler/spec/) alike.
+MAX_RUN_SECONDS = 24 * 60 * 60  # max_run
+VOLUME_SIZE_GB = 30  # volume_size
+INPUT_MODE = "File"  # input_mode
+CONTAINER_LOG_LEVEL = logging.INFO  # container_log_level: 20
 
 # On unless a spec turns it off with a reason (compiler/rules/isolation.py, docs/security.md#network-isolation).
 NETWORK_ISOLATION_DEFAULT = True
@@ -79,7 +87,7 @@ class Code:
     source_dir: Path | None  # absolute, inside the project; None: only the entry point (and dependencies) ship
     entry_point_path: Path  # absolute path of the entry point file
     dependencies: tuple[Path, ...] = ()  # folders copied beside the entry point
-    container_log_level: int = 20
+    container_log_level: int = CONTAINER_LOG_LEVEL
 
     @property
     def program(self) -> str:
@@ -110,7 +118,7 @@ class Compute:
     instance_type: str | None
     instance_count: int | None
     instance_groups: tuple[InstanceGroup, ...] = ()
-    volume_size: int = 30
+    volume_size: int = VOLUME_SIZE_GB
     volume_kms_key: str | None = None
     keep_alive_period_in_seconds: int | None = None
     training_plan: str | None = None  # an ARN, or the name of a plan declared by the environment
@@ -261,8 +269,8 @@ class Workload:
     inputs: tuple[Channel, ...] = ()
     model_uri: str | None = None
     model_channel_name: str = "model"
-    input_mode: str = "File"
-    max_run: int = 24 * 3600
+    input_mode: str = INPUT_MODE
+    max_run: int = MAX_RUN_SECONDS
     max_wait: int | None = None
     use_spot_instances: bool = False
     checkpoints: bool = False

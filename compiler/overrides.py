@@ -33,7 +33,7 @@ from typing import Any
 
 from compiler import catalog, cost_ceiling
 from compiler.limits import limits
-from compiler.model import Workload
+from compiler.model import MAX_RUN_SECONDS, Workload
 
 FIELDS = ("hyperparameters", "instance_count", "max_run")
 LARGEST_NUMBER = 1.7976931348623157e308  # the largest double: numbers beyond it (and NaN) are refused
@@ -77,7 +77,7 @@ class OverridePolicy:
     hyperparameters: Mapping[str, Any] = field(default_factory=dict)  # the spec's values: names and JSON types
     instance_count: int = 1
     instance_count_max: int | None = 1  # None: the count cannot change (a heterogeneous cluster)
-    max_run: int = 86400  # the spec's: the default and the ceiling
+    max_run: int = MAX_RUN_SECONDS  # the spec's: the default and the ceiling
     max_wait: int | None = None
     str_encoded: bool = False  # the generic Estimator sends str() of each value, not JSON
     choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # string hyperparameters' allowed values

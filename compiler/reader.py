@@ -12,7 +12,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 from compiler import service_model
 from compiler.errors import Problem
@@ -103,7 +103,15 @@ class Reader:
             text = f"unknown key; did you mean '{close}'?" if close else f"unknown key{hint}"
             self.problem(str(key), text)
 
-    def integer(self, key: str, *, low: int | None = None, high: int | None = None, default: Any = None,
+    # With a default, an accessor never returns None (a refused value is a problem already recorded, and the default
+    # stands in so the rest can still be checked): the overloads say so, so a caller states its default once.
+    @overload
+    def integer(self, key: str, *, low: int | None = None, high: int | None = None, default: int,
+                required: bool = False, unit: str = "") -> int: ...
+    @overload
+    def integer(self, key: str, *, low: int | None = None, high: int | None = None, default: None = None,
+                required: bool = False, unit: str = "") -> int | None: ...
+    def integer(self, key: str, *, low: int | None = None, high: int | None = None, default: int | None = None,
                 required: bool = False, unit: str = "") -> int | None:
         value = self.raw.get(key)
         if value is None:
@@ -121,7 +129,11 @@ class Reader:
             return default
         return value
 
-    def number(self, key: str, *, low: float, high: float, default: Any = None) -> float | None:
+    @overload
+    def number(self, key: str, *, low: float, high: float, default: float) -> float: ...
+    @overload
+    def number(self, key: str, *, low: float, high: float, default: None = None) -> float | None: ...
+    def number(self, key: str, *, low: float, high: float, default: float | None = None) -> float | None:
         value = self.raw.get(key)
         if value is None:
             return default
@@ -142,9 +154,17 @@ class Reader:
             return default
         return value
 
+    @overload
     def string(self, key: str, *, required: bool = False, pattern: str | re.Pattern[str] | None = None,
                max_length: int | None = None, choices: Iterable[str] | None = None, explain: str = "",
-               default: Any = None) -> str | None:
+               default: str) -> str: ...
+    @overload
+    def string(self, key: str, *, required: bool = False, pattern: str | re.Pattern[str] | None = None,
+               max_length: int | None = None, choices: Iterable[str] | None = None, explain: str = "",
+               default: None = None) -> str | None: ...
+    def string(self, key: str, *, required: bool = False, pattern: str | re.Pattern[str] | None = None,
+               max_length: int | None = None, choices: Iterable[str] | None = None, explain: str = "",
+               default: str | None = None) -> str | None:
         value = self.raw.get(key)
         if value is None:
             if required:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from compiler.model import Code
+from compiler.model import CONTAINER_LOG_LEVEL, Code
 from compiler.reader import Reader
 
 MAX_PATH = 1024
@@ -69,7 +69,7 @@ def read_code(r: Reader, spec_dir: Path, project_root: Path, required: bool) -> 
     entry_text = r.string("entry_point", required=required, max_length=MAX_PATH,
                           explain="the script the job runs, e.g. train.py")
     source_text = r.string("source_dir", max_length=MAX_PATH)
-    log_level = r.integer("container_log_level", low=0, high=50, default=20)
+    log_level = r.integer("container_log_level", low=0, high=50, default=CONTAINER_LOG_LEVEL)
     source_dir = None
     if source_text is not None:
         source_dir = _local_path(r, "source_dir", source_text, spec_dir, project_root)
@@ -95,4 +95,4 @@ def read_code(r: Reader, spec_dir: Path, project_root: Path, required: bool) -> 
         return None
     return Code(entry_point=entry_text if source_dir is not None else Path(entry_text).name, source_dir=source_dir,
                 entry_point_path=entry_path, dependencies=tuple(dependencies),
-                container_log_level=20 if log_level is None else log_level)
+                container_log_level=log_level)

@@ -10,7 +10,7 @@ from typing import Any
 
 from compiler import service_model
 from compiler.limits import limits
-from compiler.model import Compute, InstanceGroup
+from compiler.model import VOLUME_SIZE_GB, Compute, InstanceGroup
 from compiler.reader import Reader, describe, suggest
 
 MAX_VOLUME_GB = 16384  # EBS's largest volume; botocore states only the minimum
@@ -91,7 +91,7 @@ def read_compute(r: Reader) -> Compute | None:
     compute = Compute(
         instance_type=None if groups else instance_type, instance_count=None if groups else count,
         instance_groups=groups,
-        volume_size=r.integer("volume_size", low=1, high=MAX_VOLUME_GB, default=30, unit="GB") or 30,
+        volume_size=r.integer("volume_size", low=1, high=MAX_VOLUME_GB, default=VOLUME_SIZE_GB, unit="GB"),
         volume_kms_key=r.string("volume_kms_key", max_length=2048),
         keep_alive_period_in_seconds=r.integer("keep_alive_period_in_seconds", low=0, high=limits().keep_alive_max,
                                                unit="seconds"),

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from compiler.limits import MAX_RUNTIME_SECONDS, allowed, limits
-from compiler.model import NETWORK_ISOLATION_DEFAULT, CapacityRetry, Debugging
+from compiler.model import INPUT_MODE, MAX_RUN_SECONDS, NETWORK_ISOLATION_DEFAULT, CapacityRetry, Debugging
 from compiler.reader import Reader
 from compiler.spec.compute import check_instance_type
 
@@ -41,18 +41,15 @@ def read_capacity(r: Reader) -> CapacityRetry:
                 if kind is not None:
                     fallbacks.append(kind)
     # A refused value is a problem already recorded; the default stands in so the rest can still be checked.
-    max_attempts = c.integer("max_attempts", low=0, high=MAX_CAPACITY_RELAUNCHES, default=defaults.max_attempts,
-                             unit="relaunches")
-    wait_seconds = c.integer("wait_seconds", low=1, high=86400, default=defaults.wait_seconds, unit="seconds")
     low, high = CAPACITY_WINDOW_MINUTES
-    window = c.integer("capacity_window_minutes", low=low, high=high, default=defaults.capacity_window_minutes,
-                       unit="minutes")
     return CapacityRetry(
-        max_attempts=defaults.max_attempts if max_attempts is None else max_attempts,
-        wait_seconds=defaults.wait_seconds if wait_seconds is None else wait_seconds,
-        backoff_rate=c.number("backoff_rate", low=1.0, high=10.0, default=defaults.backoff_rate) or 1.0,
+        max_attempts=c.integer("max_attempts", low=0, high=MAX_CAPACITY_RELAUNCHES, default=defaults.max_attempts,
+                               unit="relaunches"),
+        wait_seconds=c.integer("wait_seconds", low=1, high=86400, default=defaults.wait_seconds, unit="seconds"),
+        backoff_rate=c.number("backoff_rate", low=1.0, high=10.0, default=defaults.backoff_rate),
         fallback_instance_types=tuple(fallbacks),
-        capacity_window_minutes=defaults.capacity_window_minutes if window is None else window,
+        capacity_window_minutes=c.integer("capacity_window_minutes", low=low, high=high,
+                                          default=defaults.capacity_window_minutes, unit="minutes"),
     )
 
 
@@ -179,7 +176,7 @@ def read_run(r: Reader) -> dict[str, Any]:
         r.problem("training_repository_access_mode", "images come from ECR through the environment's VPC endpoints; a "
                   "private Docker registry in the VPC is not part of the platform (use Platform, or leave it out)")
     return {
-        "max_run": r.integer("max_run", low=1, high=MAX_RUNTIME_SECONDS, default=24 * 3600, unit="seconds"),
+        "max_run": r.integer("max_run", low=1, high=MAX_RUNTIME_SECONDS, default=MAX_RUN_SECONDS, unit="seconds"),
         "max_wait": r.integer("max_wait", low=1, high=MAX_RUNTIME_SECONDS, unit="seconds"),
         "use_spot_instances": bool(r.boolean("use_spot_instances", default=False)),
         "checkpoints": bool(r.boolean("checkpoints", default=False)),
@@ -200,7 +197,7 @@ def read_run(r: Reader) -> dict[str, Any]:
                                         lim.arguments_max),
         "disable_output_compression": bool(r.boolean("disable_output_compression", default=False)),
         "output_kms_key": r.string("output_kms_key", max_length=2048),
-        "input_mode": r.string("input_mode", choices=allowed("TrainingInputMode"), default="File") or "File",
+        "input_mode": r.string("input_mode", choices=allowed("TrainingInputMode"), default=INPUT_MODE),
         "max_instance_count": r.integer("max_instance_count", low=1),
         "concurrent_runs": bool(r.boolean("concurrent_runs", default=False)),
         "max_run_cost_usd": r.number("max_run_cost_usd", low=0.01, high=MAX_RUN_COST_USD),
