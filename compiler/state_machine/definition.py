@@ -176,9 +176,9 @@ def _job_states(spec: MachineSpec) -> dict[str, Any]:
     return {
         **create.train_states(spec),
         **create.refusal_states(),
-        **poll.poll_states(spec.capacity_window_polls, watchdog.ENTRY if spec.stall else None, "Read job",
-                           _JOB_DEFAULTS, "Summarize"),
-        **(watchdog.watchdog_states(spec.stall) if spec.stall else {}),
+        **poll.poll_states(spec.capacity_window_polls, spec.training_poll_seconds,
+                           watchdog.ENTRY if spec.stall else None, "Read job", _JOB_DEFAULTS, "Summarize"),
+        **(watchdog.watchdog_states(spec.stall, spec.training_poll_seconds) if spec.stall else {}),
         "Describe job": {
             "Type": "Task", "Comment": "Read the job's own status and FailureReason rather than parsing the task's Cause.",
             "Resource": DESCRIBE_RESOURCE, "Parameters": {"TrainingJobName.$": "$.launch.name"},

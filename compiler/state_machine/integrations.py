@@ -71,6 +71,9 @@ SDK_SERVICES: Mapping[str, SdkService] = {
 # PascalCase, with an `Exception` suffix added where the service's name lacks one (S3's BucketAlreadyExists is
 # `S3.BucketAlreadyExistsException`); an error the service model does not list (throttling, validation, a 5xx) is
 # reported under the service's generic name `<Prefix>.<Prefix>Exception`, e.g. `SageMaker.SageMakerException`.
+# Their Cause is the AWS SDK for Java 2.x's exception message, `<service message> (Service: SageMaker, Status Code:
+# 400, Request ID: ...)`, which names no error code (AWS SDK for Java 2.x developer guide, "Handling errors";
+# the S3 example in localstack/localstack#12139); `create` reads it (docs/aws-assumptions.md).
 # The optimized SageMaker integration reports such errors as `SageMaker.AmazonSageMakerException`, with the service's
 # error code in the Cause (aws-step-functions-data-science-sdk-python#191 and #162); its modelled errors are listed
 # in both spellings (`SageMaker.ResourceLimitExceeded` and `...Exception`): which one it uses is not documented.

@@ -64,6 +64,13 @@ class MachineSpec:
     price_region: str = catalog.REFERENCE_REGION  # whose list prices `rates`, `group_rate` and the ceiling use
 
     @property
+    def training_poll_seconds(self) -> int:
+        """Seconds between two looks at a training job: the worst case of the run (every attempt training for
+        max_run) fits the execution history (`poll.training_poll_seconds`)."""
+        attempts = 1 + self.capacity_relaunches + (self.stall.max_relaunches if self.stall else 0)
+        return poll.training_poll_seconds(self.max_run, attempts, self.stall is not None)
+
+    @property
     def hyperparameters(self) -> Mapping[str, Any]:
         return self.policy.hyperparameters
 

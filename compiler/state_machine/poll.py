@@ -10,7 +10,11 @@ integration checks field names against a schema of its own), and the loop can ac
 - stall watchdog (`watchdog`): while SecondaryStatus is `Training`, each look asks CloudWatch for a new datapoint of
   the progress metric; too many looks in a row without one stop the job, which is relaunched from its checkpoints.
 
-ASL has no date arithmetic, so windows are counted in looks (minutes x 60 / POLL_SECONDS). A job the run stopped
+Looks cost history: Step Functions keeps at most 25,000 events per execution ("Step Functions service quotas") and
+fails an execution that needs more, so a job that trains for days cannot be looked at every minute. The run looks
+every POLL_SECONDS while the job waits for instances or stops, and every `training_poll_seconds` while it trains:
+the shortest whole minute at which the worst case (every attempt training for the spec's max_run) fits
+LOOK_EVENTS_BUDGET events. ASL has no date arithmetic, so windows are counted in looks. A job the run stopped
 itself carries the reason in `$.watch.reason` until `Job outcome` reads it. A describe that keeps failing stops the
 job by name (`recovery`), so a run never leaves a job it cannot see. What the loop cannot do is run after the
 execution ends: a stopped, timed-out or aborted execution leaves its job to the reaper (docs/state-machines.md).
@@ -23,9 +27,16 @@ from typing import Any
 
 from compiler.state_machine import recovery
 
-POLL_SECONDS = 60  # between two looks at a running job
+POLL_SECONDS = 60  # between two looks at a job that waits for instances, or stops
+HISTORY_EVENTS = 25_000  # "Step Functions service quotas": maximum execution history size (Standard)
+LOOK_EVENTS_BUDGET = 20_000  # the looks' share; the rest for the states around them (input check, relaunches, ...)
+# History events of one look while the job trains: Wait (entered, exited), DescribeTrainingJob (entered, scheduled,
+# started, succeeded, exited), Choice (entered, exited); with the stall watchdog its states too.
+LOOK_EVENTS = 9
+WATCHDOG_LOOK_EVENTS = 9 + 15
 WATCH = "Watch the job"
 WAIT = "Wait on the job"
+TRAINING_WAIT = "Wait while it trains"
 DESCRIBE = "Describe the job again"
 RUNNING = "Job still running?"
 STOP_WATCHED = "Stop watched job"
@@ -36,9 +47,17 @@ STALLED = "Stalled"  # $.watch.reason of a job stopped for making no progress
 WAITING_FOR_INSTANCES = ("Starting", "Pending")  # SecondaryStatus values before instances run the container
 
 
-def window_polls(minutes: int) -> int:
+def window_polls(minutes: int, seconds_per_look: int = POLL_SECONDS) -> int:
     """How many looks make a window of `minutes` (at least one)."""
-    return max(1, math.ceil(minutes * 60 / POLL_SECONDS))
+    return max(1, math.ceil(minutes * 60 / seconds_per_look))
+
+
+def training_poll_seconds(max_run: int, attempts: int, watchdog: bool) -> int:
+    """Seconds between two looks at a training job: whole minutes, at least POLL_SECONDS, so that `attempts` jobs of
+    `max_run` seconds each fit the history's budget for looks."""
+    per_look = WATCHDOG_LOOK_EVENTS if watchdog else LOOK_EVENTS
+    seconds = math.ceil(max_run * attempts * per_look / LOOK_EVENTS_BUDGET)
+    return max(POLL_SECONDS, math.ceil(seconds / 60) * 60)
 
 
 def _status(value: str) -> dict[str, Any]:
@@ -52,19 +71,23 @@ def _watching(secondary: tuple[str, ...]) -> dict[str, Any]:
                     states[0] if len(states) == 1 else {"Or": states}]}
 
 
-def poll_states(capacity_window_polls: int, stall_entry: str | None, read_state: str,
+def poll_states(capacity_window_polls: int, training_seconds: int, stall_entry: str | None, read_state: str,
                 job_defaults: dict[str, Any], summarize: str) -> dict[str, Any]:
     """The loop from a created job to `read_state` (the job ended), with the capacity window and, where the spec has
     a stall watchdog, its check (`stall_entry`) on each look while the job trains."""
     rules: list[dict[str, Any]] = [{**_watching(WAITING_FOR_INSTANCES), "Next": "Count look before training"}]
     if stall_entry is not None:
         rules.append({**_watching(("Training",)), "Next": stall_entry})
+    waiting = [{"Variable": "$.job.raw.SecondaryStatus", "StringEquals": s} for s in WAITING_FOR_INSTANCES]
+    rules.append({"And": [_status("InProgress"), {"Variable": "$.watch.reason", "StringEquals": NO_REASON},
+                          {"Not": {"Or": waiting}}], "Next": TRAINING_WAIT})
     rules.append({"Or": [_status("InProgress"), _status("Stopping")], "Next": WAIT})
     return {
         WATCH: {"Type": "Pass", "Comment": "Per attempt: looks before training, looks without progress, why stopped.",
                 "Parameters": {"starting": 0, "quiet": 0, "since": "", "reason": NO_REASON},
                 "ResultPath": "$.watch", "Next": WAIT},
         WAIT: {"Type": "Wait", "Seconds": POLL_SECONDS, "Next": DESCRIBE},
+        TRAINING_WAIT: {"Type": "Wait", "Seconds": training_seconds, "Next": DESCRIBE},
         DESCRIBE: {
             "Type": "Task", "Resource": recovery.DESCRIBE_RESOURCE,
             "Parameters": {"TrainingJobName.$": "$.launch.name"}, "ResultPath": "$.job.raw",

@@ -46,8 +46,9 @@ def _watch(**changes: str | int) -> dict[str, Any]:
     return fields
 
 
-def watchdog_states(stall: StallWatchdog) -> dict[str, Any]:
-    """From a look at a training job back to the poll loop's wait, or to the stop of a stalled job."""
+def watchdog_states(stall: StallWatchdog, training_seconds: int) -> dict[str, Any]:
+    """From a look at a training job back to the poll loop's wait, or to the stop of a stalled job; looks are
+    `training_seconds` apart, so `minutes` are that many looks (at least one)."""
     seen = [{"Variable": f"$.progress.MetricDataResults[{i}].Values[0]", "IsPresent": True} for i in (0, 1)]
     return {
         ENTRY: {"Type": "Pass", "Parameters": {"at.$": "$$.State.EnteredTime"}, "ResultPath": "$.look",
@@ -57,7 +58,7 @@ def watchdog_states(stall: StallWatchdog) -> dict[str, Any]:
                           "Default": "Ask for progress"},
         "Start watching": {"Type": "Pass", "Comment": "Training began: progress is counted from this look.",
                            "Parameters": _watch(since="$.look.at", quiet=0), "ResultPath": "$.watch",
-                           "Next": poll.WAIT},
+                           "Next": poll.TRAINING_WAIT},
         "Ask for progress": {
             "Type": "Task", "Resource": METRIC_DATA_RESOURCE,
             "Parameters": {
@@ -69,20 +70,21 @@ def watchdog_states(stall: StallWatchdog) -> dict[str, Any]:
             "ResultPath": "$.progress",
             "Retry": [{"ErrorEquals": [CLOUDWATCH_GENERIC_ERROR], "IntervalSeconds": 2, "BackoffRate": 2.0,
                        "MaxAttempts": 2}],
-            "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.progress_error", "Next": poll.WAIT}],
+            "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.progress_error", "Next": poll.TRAINING_WAIT}],
             "Next": "Progress seen?",
         },
         "Progress seen?": {"Type": "Choice", "Choices": [{"Or": seen, "Next": "Progress"}],
                            "Default": "Count quiet look"},
         "Progress": {"Type": "Pass", "Parameters": _watch(since="$.look.at", quiet=0), "ResultPath": "$.watch",
-                     "Next": poll.WAIT},
+                     "Next": poll.TRAINING_WAIT},
         "Count quiet look": {"Type": "Pass", "Parameters": _watch(quiet="States.MathAdd($.watch.quiet, 1)"),
                              "ResultPath": "$.watch", "Next": "Stalled?"},
         "Stalled?": {
             "Type": "Choice",
-            "Choices": [{"Variable": "$.watch.quiet", "NumericGreaterThanEquals": poll.window_polls(stall.minutes),
+            "Choices": [{"Variable": "$.watch.quiet",
+                         "NumericGreaterThanEquals": poll.window_polls(stall.minutes, training_seconds),
                          "Next": "Stop stalled job"}],
-            "Default": poll.WAIT,
+            "Default": poll.TRAINING_WAIT,
         },
         "Stop stalled job": {"Type": "Pass", "Comment": "No progress for the spec's minutes: stop, then relaunch.",
                              "Result": poll.STALLED, "ResultPath": "$.watch.reason", "Next": poll.STOP_WATCHED},

@@ -64,6 +64,7 @@ HOSTILE = {
 # The stall watchdog: train:loss must show progress every 5 minutes; one stall relaunch; one capacity fallback.
 WATCHED = {
     "name": "sm-watched", **PYTORCH, "instance_type": "ml.g5.2xlarge", "instance_count": 1, "checkpoints": True,
+    "max_run": 3600,  # short enough for one look a minute while training (see test_run_watch.py)
     "hyperparameters": {"max_steps": 100},
     "metric_definitions": [{"Name": "train:loss", "Regex": "loss=([0-9\\.]+)"}],
     "stall_watchdog": {"metric": "train:loss", "minutes": 5, "max_relaunches": 1},

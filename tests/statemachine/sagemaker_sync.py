@@ -190,7 +190,7 @@ class FakeSageMaker:
     metric_queries: list[dict[str, Any]] = field(default_factory=list)  # every GetMetricData request
     looks: dict[str, int] = field(default_factory=dict)  # job -> GetMetricData looks so far
     waits: list[int] = field(default_factory=list)  # Retry delays and Wait states other than the poll loop's
-    poll_waits: list[int] = field(default_factory=list)  # the poll loop's waits
+    poll_waits: list[int] = field(default_factory=list)  # the poll loop's waits (for instances, while training)
 
     @functools.cached_property
     def client(self) -> Any:
@@ -405,7 +405,7 @@ def installed(fake: FakeSageMaker) -> Iterator[FakeSageMaker]:
 
     def no_wait(self: Any, env: Any, wait_seconds: int) -> None:
         state = env.states.context_object.context_object_data.get("State", {}).get("Name")
-        if state == poll.WAIT:
+        if state in (poll.WAIT, poll.TRAINING_WAIT):
             fake.poll_waits.append(wait_seconds)
             # A moment in place of the minute: other threads (a test's second execution, StopExecution) get to run,
             # and a stop ends the wait as it does moto's own (`WaitFunction._wait_interval`).

@@ -35,8 +35,10 @@ def test_a_job_that_never_starts_is_stopped_after_the_window_and_relaunched_on_t
         "ml.p5.48xlarge", "ml.p4de.24xlarge")
     assert [job_parts(fallback.spec, c["TrainingJobName"])[1] for c in run.fake.calls] == [0, 1]
     assert first["CheckpointConfig"] == second["CheckpointConfig"]  # the relaunch resumes
-    # 10 looks at a job still Starting, 1 that finds it Stopped; the relaunch: running, completed.
-    assert run.fake.poll_waits == [LOOK_SECONDS] * (WINDOW_LOOKS + 1 + 2)
+    # 10 looks a minute apart at a job still Starting, 1 that finds it Stopped; the relaunch: its first look a minute
+    # after its creation, then, while it trains, looks 4 minutes apart (max_run 24 h x 5 attempts x 9 events a look
+    # within 20,000 events: 194 s, in whole minutes).
+    assert run.fake.poll_waits == [LOOK_SECONDS] * (WINDOW_LOOKS + 1) + [LOOK_SECONDS, 240]
     assert run.fake.waits == [0]  # the window was the wait: the relaunch goes at once
     assert (run.output["attempts"], run.output["job_name"], run.output["instance_type"]) == (
         2, second["TrainingJobName"], "ml.p4de.24xlarge")
@@ -145,3 +147,30 @@ def test_a_job_waiting_for_capacity_moves_to_the_fallback_even_with_a_watchdog(w
     assert types == ["ml.g5.2xlarge", "ml.g5.4xlarge", "ml.g5.4xlarge"], run.cause
     assert run.status == "SUCCEEDED", run.cause
     assert [job_parts(watched.spec, n)[1] for n in (c["TrainingJobName"] for c in run.fake.calls)] == [0, 1, 2]
+
+
+# --------------------------------------------------------------------------------------------- the history
+# Step Functions keeps at most 25,000 events per execution ("Step Functions service quotas") and fails one that
+# needs more, the job left running. Looks at a training job are spaced so that every attempt training for max_run
+# fits: measured here from the executed definitions, not from the compiler's own count.
+HISTORY_LIMIT = 25_000
+
+
+def _events_per_look(d: Deployed) -> tuple[float, int]:
+    """(history events per look at a training job, events of a run with one job that trains two looks)."""
+    short = d.run({}, [sage.completes(describes_to_finish=2)])
+    long = d.run({}, [sage.completes(describes_to_finish=6)])
+    assert short.status == long.status == "SUCCEEDED"
+    return (len(long.history) - len(short.history)) / 4, len(short.history)
+
+
+def test_every_attempt_training_for_max_run_fits_the_execution_history(deployed, deployed_test, specs) -> None:
+    plain = _events_per_look(deployed_test["sm-fallback"])
+    watching = _events_per_look(deployed_test["sm-watched"])
+    assert watching[0] > plain[0]
+    for spec in [*specs.values(), deployed_test["sm-fallback"].spec, deployed_test["sm-watched"].spec]:
+        per_look, rest = watching if spec.stall else plain
+        attempts = 1 + spec.capacity_relaunches + (spec.stall.max_relaunches if spec.stall else 0)
+        looks = attempts * (spec.max_run / spec.training_poll_seconds + 1)
+        assert looks * per_look + attempts * rest <= HISTORY_LIMIT, spec.workload
+        assert spec.training_poll_seconds % 60 == 0 and spec.training_poll_seconds >= 60
