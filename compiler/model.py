@@ -247,6 +247,36 @@ class Metric:
     regex: str
 
 
+@dataclass(frozen=True)
+class RunOptions:
+    """How a job runs: limits, spot, checkpoints, switches and the console's ceilings (compiler/spec/options.py reads
+    them; the Workload shows each under its own name)."""
+
+    input_mode: str = INPUT_MODE
+    max_run: int = MAX_RUN_SECONDS
+    max_wait: int | None = None
+    use_spot_instances: bool = False
+    checkpoints: bool = False
+    checkpoint_local_path: str | None = None
+    output_kms_key: str | None = None
+    disable_output_compression: bool = False
+    max_retry_attempts: int | None = None
+    encrypt_inter_container_traffic: bool | None = None  # None: the environment's policy decides
+    unencrypted_traffic_reason: str | None = None
+    enable_network_isolation: bool = NETWORK_ISOLATION_DEFAULT
+    network_isolation_off_reason: str | None = None
+    enable_sagemaker_metrics: bool | None = None
+    enable_infra_check: bool | None = None
+    enable_remote_debug: bool | None = None
+    enable_session_tag_chaining: bool | None = None
+    training_repository_access_mode: str | None = None
+    container_entry_point: tuple[str, ...] | None = None
+    container_arguments: tuple[str, ...] | None = None
+    max_instance_count: int | None = None  # ceiling for the console's instance_count override
+    concurrent_runs: bool = False  # True: runs may go side by side (no check for another run in progress)
+    max_run_cost_usd: float | None = None  # the per-run cost ceiling (compiler/cost_ceiling.py); None: none
+
+
 # ----------------------------------------------------------------------------------------------------- workload
 
 
@@ -269,35 +299,13 @@ class Workload:
     inputs: tuple[Channel, ...] = ()
     model_uri: str | None = None
     model_channel_name: str = "model"
-    input_mode: str = INPUT_MODE
-    max_run: int = MAX_RUN_SECONDS
-    max_wait: int | None = None
-    use_spot_instances: bool = False
-    checkpoints: bool = False
-    checkpoint_local_path: str | None = None
-    output_kms_key: str | None = None
-    disable_output_compression: bool = False
-    max_retry_attempts: int | None = None
-    encrypt_inter_container_traffic: bool | None = None  # None: the environment's policy decides
-    unencrypted_traffic_reason: str | None = None
-    enable_network_isolation: bool = NETWORK_ISOLATION_DEFAULT
-    network_isolation_off_reason: str | None = None
-    enable_sagemaker_metrics: bool | None = None
-    enable_infra_check: bool | None = None
-    enable_remote_debug: bool | None = None
-    enable_session_tag_chaining: bool | None = None
-    training_repository_access_mode: str | None = None
-    container_entry_point: tuple[str, ...] | None = None
-    container_arguments: tuple[str, ...] | None = None
+    run: RunOptions = field(default_factory=RunOptions)
     metric_definitions: tuple[Metric, ...] | None = None  # None: not given ([] is sent, as the SDK sends it)
     tags: Mapping[str, str] = field(default_factory=dict)
     debugging: Debugging = field(default_factory=Debugging)
     base_job_name: str = ""
     description: str = ""
     capacity_retry: CapacityRetry = field(default_factory=CapacityRetry)
-    max_instance_count: int | None = None  # ceiling for the console's instance_count override
-    concurrent_runs: bool = False  # True: runs may go side by side (no check for another run in progress)
-    max_run_cost_usd: float | None = None  # the per-run cost ceiling (compiler/cost_ceiling.py); None: none
     schedule: Schedule | None = None  # None: runs start only by hand
     stall_watchdog: StallWatchdog | None = None  # None: no watch on progress
     warnings: tuple[str, ...] = ()
@@ -308,6 +316,100 @@ class Workload:
     @property
     def framework(self) -> str:
         return self.estimator.framework
+
+    # The run options under their own names, as the request compiler, the rules and the CDK layer read them.
+
+    @property
+    def input_mode(self) -> str:
+        return self.run.input_mode
+
+    @property
+    def max_run(self) -> int:
+        return self.run.max_run
+
+    @property
+    def max_wait(self) -> int | None:
+        return self.run.max_wait
+
+    @property
+    def use_spot_instances(self) -> bool:
+        return self.run.use_spot_instances
+
+    @property
+    def checkpoints(self) -> bool:
+        return self.run.checkpoints
+
+    @property
+    def checkpoint_local_path(self) -> str | None:
+        return self.run.checkpoint_local_path
+
+    @property
+    def output_kms_key(self) -> str | None:
+        return self.run.output_kms_key
+
+    @property
+    def disable_output_compression(self) -> bool:
+        return self.run.disable_output_compression
+
+    @property
+    def max_retry_attempts(self) -> int | None:
+        return self.run.max_retry_attempts
+
+    @property
+    def encrypt_inter_container_traffic(self) -> bool | None:
+        return self.run.encrypt_inter_container_traffic
+
+    @property
+    def unencrypted_traffic_reason(self) -> str | None:
+        return self.run.unencrypted_traffic_reason
+
+    @property
+    def enable_network_isolation(self) -> bool:
+        return self.run.enable_network_isolation
+
+    @property
+    def network_isolation_off_reason(self) -> str | None:
+        return self.run.network_isolation_off_reason
+
+    @property
+    def enable_sagemaker_metrics(self) -> bool | None:
+        return self.run.enable_sagemaker_metrics
+
+    @property
+    def enable_infra_check(self) -> bool | None:
+        return self.run.enable_infra_check
+
+    @property
+    def enable_remote_debug(self) -> bool | None:
+        return self.run.enable_remote_debug
+
+    @property
+    def enable_session_tag_chaining(self) -> bool | None:
+        return self.run.enable_session_tag_chaining
+
+    @property
+    def training_repository_access_mode(self) -> str | None:
+        return self.run.training_repository_access_mode
+
+    @property
+    def container_entry_point(self) -> tuple[str, ...] | None:
+        return self.run.container_entry_point
+
+    @property
+    def container_arguments(self) -> tuple[str, ...] | None:
+        return self.run.container_arguments
+
+    @property
+    def max_instance_count(self) -> int | None:
+        return self.run.max_instance_count
+
+    @property
+    def concurrent_runs(self) -> bool:
+        return self.run.concurrent_runs
+
+    @property
+    def max_run_cost_usd(self) -> float | None:
+        return self.run.max_run_cost_usd
 
     @property
     def instance(self) -> catalog.InstanceType:

@@ -145,7 +145,11 @@ class Reader:
             return default
         return float(value)
 
-    def boolean(self, key: str, default: Any = None) -> bool | None:
+    @overload
+    def boolean(self, key: str, default: bool) -> bool: ...
+    @overload
+    def boolean(self, key: str, default: None = None) -> bool | None: ...
+    def boolean(self, key: str, default: bool | None = None) -> bool | None:
         value = self.raw.get(key)
         if value is None:
             return default

@@ -151,7 +151,7 @@ def _field(parent: Any, where: str, name: str) -> str:
         return f"inputs.{parent.name}" if name != "name" else where
     if isinstance(parent, Workload):
         return name
-    return _SPEC_NAMES.get(name, name) if where in ("compute", "debugging", "code", "estimator", "image",
+    return _SPEC_NAMES.get(name, name) if where in ("compute", "debugging", "code", "estimator", "image", "run",
                                                      "capacity_retry") else f"{where}.{name}"
 
 

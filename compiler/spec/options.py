@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from compiler.limits import MAX_RUNTIME_SECONDS, allowed, limits
-from compiler.model import INPUT_MODE, MAX_RUN_SECONDS, NETWORK_ISOLATION_DEFAULT, CapacityRetry, Debugging
+from compiler.model import CapacityRetry, Debugging, RunOptions
 from compiler.reader import Reader
 from compiler.spec.compute import check_instance_type
 
@@ -168,39 +168,38 @@ def _command(r: Reader, key: str, shape: str, low: int, high: int) -> tuple[str,
     return value if value is None or r.shaped(key, list(value), shape) else None
 
 
-def read_run(r: Reader) -> dict[str, Any]:
-    """The run's limits and switches, as Workload fields."""
+def read_run(r: Reader) -> RunOptions:
+    """The run's limits and switches; a key left out (or refused, a problem already recorded) gets RunOptions' default."""
     lim = limits()
+    d = RunOptions()
     access = r.string("training_repository_access_mode", choices=allowed("TrainingRepositoryAccessMode"))
     if access == "Vpc":
         r.problem("training_repository_access_mode", "images come from ECR through the environment's VPC endpoints; a "
                   "private Docker registry in the VPC is not part of the platform (use Platform, or leave it out)")
-    return {
-        "max_run": r.integer("max_run", low=1, high=MAX_RUNTIME_SECONDS, default=MAX_RUN_SECONDS, unit="seconds"),
-        "max_wait": r.integer("max_wait", low=1, high=MAX_RUNTIME_SECONDS, unit="seconds"),
-        "use_spot_instances": bool(r.boolean("use_spot_instances", default=False)),
-        "checkpoints": bool(r.boolean("checkpoints", default=False)),
-        "checkpoint_local_path": _local_path(r, "checkpoint_local_path"),
-        "max_retry_attempts": r.integer("max_retry_attempts", low=lim.retry_attempts_min, high=lim.retry_attempts_max),
-        "encrypt_inter_container_traffic": r.boolean("encrypt_inter_container_traffic"),
-        "unencrypted_traffic_reason": r.string("unencrypted_traffic_reason", max_length=500),
-        "enable_network_isolation": bool(r.boolean("enable_network_isolation", default=NETWORK_ISOLATION_DEFAULT)),
-        "network_isolation_off_reason": r.string("network_isolation_off_reason", max_length=500),
-        "enable_sagemaker_metrics": r.boolean("enable_sagemaker_metrics"),
-        "enable_infra_check": r.boolean("enable_infra_check"),
-        "enable_remote_debug": r.boolean("enable_remote_debug"),
-        "enable_session_tag_chaining": r.boolean("enable_session_tag_chaining"),
-        "training_repository_access_mode": access,
-        "container_entry_point": _command(r, "container_entry_point", "ContainerEntrypoint", lim.entrypoint_min,
-                                          lim.entrypoint_max),
-        "container_arguments": _command(r, "container_arguments", "ContainerArguments", lim.arguments_min,
-                                        lim.arguments_max),
-        "disable_output_compression": bool(r.boolean("disable_output_compression", default=False)),
-        "output_kms_key": r.string("output_kms_key", max_length=2048),
-        "input_mode": r.string("input_mode", choices=allowed("TrainingInputMode"), default=INPUT_MODE),
-        "max_instance_count": r.integer("max_instance_count", low=1),
-        "concurrent_runs": bool(r.boolean("concurrent_runs", default=False)),
-        "max_run_cost_usd": r.number("max_run_cost_usd", low=0.01, high=MAX_RUN_COST_USD),
-    }
-
-
+    return RunOptions(
+        max_run=r.integer("max_run", low=1, high=MAX_RUNTIME_SECONDS, default=d.max_run, unit="seconds"),
+        max_wait=r.integer("max_wait", low=1, high=MAX_RUNTIME_SECONDS, unit="seconds"),
+        use_spot_instances=r.boolean("use_spot_instances", default=d.use_spot_instances),
+        checkpoints=r.boolean("checkpoints", default=d.checkpoints),
+        checkpoint_local_path=_local_path(r, "checkpoint_local_path"),
+        max_retry_attempts=r.integer("max_retry_attempts", low=lim.retry_attempts_min, high=lim.retry_attempts_max),
+        encrypt_inter_container_traffic=r.boolean("encrypt_inter_container_traffic"),
+        unencrypted_traffic_reason=r.string("unencrypted_traffic_reason", max_length=500),
+        enable_network_isolation=r.boolean("enable_network_isolation", default=d.enable_network_isolation),
+        network_isolation_off_reason=r.string("network_isolation_off_reason", max_length=500),
+        enable_sagemaker_metrics=r.boolean("enable_sagemaker_metrics"),
+        enable_infra_check=r.boolean("enable_infra_check"),
+        enable_remote_debug=r.boolean("enable_remote_debug"),
+        enable_session_tag_chaining=r.boolean("enable_session_tag_chaining"),
+        training_repository_access_mode=access,
+        container_entry_point=_command(r, "container_entry_point", "ContainerEntrypoint", lim.entrypoint_min,
+                                       lim.entrypoint_max),
+        container_arguments=_command(r, "container_arguments", "ContainerArguments", lim.arguments_min,
+                                     lim.arguments_max),
+        disable_output_compression=r.boolean("disable_output_compression", default=d.disable_output_compression),
+        output_kms_key=r.string("output_kms_key", max_length=2048),
+        input_mode=r.string("input_mode", choices=allowed("TrainingInputMode"), default=d.input_mode),
+        max_instance_count=r.integer("max_instance_count", low=1),
+        concurrent_runs=r.boolean("concurrent_runs", default=d.concurrent_runs),
+        max_run_cost_usd=r.number("max_run_cost_usd", low=0.01, high=MAX_RUN_COST_USD),
+    )

@@ -103,7 +103,7 @@ def parse_workload(raw: Any, *, source: str, spec_dir: Path, project_root: Path)
     compute = read_compute(r)
     model_uri, model_channel = read_model_uri(r)
     hyperparameters = read_hyperparameters(r, estimator.framework)
-    parts = dict(  # every field is read before anything stops, so one run reports every problem
+    parts: dict[str, Any] = dict(  # every field is read before anything stops, so one run reports every problem
         distribution=_distribution(r, estimator.framework), hyperparameters=hyperparameters,
         choices=read_choices(r, hyperparameters),
         environment=read_environment(r), secrets=read_secrets(r), secrets_kms_key=read_secrets_kms_key(r),
@@ -112,7 +112,7 @@ def parse_workload(raw: Any, *, source: str, spec_dir: Path, project_root: Path)
         base_job_name=r.string("base_job_name", max_length=63, default=name) or name or "",
         description=r.string("description", max_length=1000, default="") or "", capacity_retry=read_capacity(r),
         schedule=read_schedule(r), stall_watchdog=read_stall_watchdog(r),
-        **read_run(r),
+        run=read_run(r),
     )
     if name is None or compute is None:
         raise SpecError(findings.problems)

@@ -648,7 +648,8 @@ def compiled(name: str, instance_type: str, count: int, *, spot: bool = False, f
              ceiling: int | None = None, plan: str | None = None) -> Any:
     """A workload of dev (the shipped gpt-smddp with another cluster), as the pipeline hands it over."""
     base_workload = {w.name: w for w in loaded().workloads("dev")}["gpt-smddp"]
-    workload = replace(base_workload, name=name, use_spot_instances=spot, max_instance_count=ceiling,
+    workload = replace(base_workload, name=name,
+                       run=replace(base_workload.run, use_spot_instances=spot, max_instance_count=ceiling),
                        compute=Compute(instance_type=instance_type, instance_count=count, training_plan=plan),
                        capacity_retry=CapacityRetry(fallback_instance_types=fallbacks))
     return SimpleNamespace(name=name, workload=workload)

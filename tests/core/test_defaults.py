@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from compiler.environments import CONTEXT_KEY, Environment, parse_environments
-from compiler.model import Code, Compute, Workload
+from compiler.model import Code, Compute, RunOptions
 from compiler.request import compile_request
 from tests.project import ENVIRONMENTS, PROJECT
 
@@ -24,7 +24,7 @@ from tests.project import ENVIRONMENTS, PROJECT
 # input_mode="File", container_log_level=logging.INFO.
 SDK_DEFAULTS: dict[str, Any] = {"max_run": 86400, "volume_size": 30, "input_mode": "File", "container_log_level": 20}
 # Which model dataclass holds each.
-_HOLDERS = {"max_run": Workload, "volume_size": Compute, "input_mode": Workload, "container_log_level": Code}
+_HOLDERS = {"max_run": RunOptions, "volume_size": Compute, "input_mode": RunOptions, "container_log_level": Code}
 
 
 def _field_default(cls: type, name: str) -> Any:
