@@ -216,6 +216,7 @@ class CapacityRetry:
     backoff_rate: float = 2.0
     fallback_instance_types: tuple[str, ...] = ()
     capacity_window_minutes: int = 10  # a job still waiting for instances after this is stopped and relaunched
+    instance_preferences: bool = False  # send every type in one request (ResourceConfig.InstancePreferences)
 
 
 @dataclass(frozen=True)

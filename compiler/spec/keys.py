@@ -40,7 +40,7 @@ PLATFORM_KEYS = {
     "inputs": "the channels fit() would get: data-bucket prefixes, allowed s3:// URIs, or paths in the environment's FSx",
     "checkpoints": "true: checkpoints under the environment's checkpoint bucket, per run, so a relaunch resumes",
     "capacity_retry": "relaunches after EC2 capacity failures: {max_attempts, wait_seconds, backoff_rate, "
-                      "fallback_instance_types, capacity_window_minutes}",
+                      "fallback_instance_types, capacity_window_minutes, instance_preferences}",
     "max_instance_count": "the largest instance_count an execution may ask for (default: instance_count)",
     "stall_watchdog": "{metric, minutes, max_relaunches}: a job whose metric (one of metric_definitions) has no new "
                       "datapoint for minutes (default 30) while training is stopped and relaunched from its "

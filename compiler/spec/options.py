@@ -18,7 +18,8 @@ MAX_CAPACITY_RELAUNCHES = 10
 MAX_RUN_COST_USD = 10_000_000.0  # a per-run ceiling beyond is a typo, not a budget
 # ProfilerConfig.ProfilingIntervalInMilliseconds: the values SageMaker documents (the model states only a long).
 PROFILING_INTERVALS = (100, 200, 500, 1000, 5000, 60000)
-_CAPACITY_KEYS = {"max_attempts", "wait_seconds", "backoff_rate", "fallback_instance_types", "capacity_window_minutes"}
+_CAPACITY_KEYS = {"max_attempts", "wait_seconds", "backoff_rate", "fallback_instance_types", "capacity_window_minutes",
+                  "instance_preferences"}
 CAPACITY_WINDOW_MINUTES = (1, 1440)  # a day at most: past that the window would not bound the wait for capacity
 _OWNED_PATH = ("s3_output_path", "is the platform's: outputs go under s3://<environment output bucket>/<workload>/, "
                "the only place the job's role may write; remove it")
@@ -50,6 +51,7 @@ def read_capacity(r: Reader) -> CapacityRetry:
         fallback_instance_types=tuple(fallbacks),
         capacity_window_minutes=c.integer("capacity_window_minutes", low=low, high=high,
                                           default=defaults.capacity_window_minutes, unit="minutes"),
+        instance_preferences=c.boolean("instance_preferences", default=False),
     )
 
 

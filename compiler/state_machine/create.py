@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from compiler.request import TAG_EXECUTION
-from compiler.state_machine import integrations, poll, recovery
+from compiler.state_machine import integrations, poll, preferences, recovery
 from compiler.state_machine.asl import with_run_time
 from compiler.state_machine.machine import MachineSpec
 
@@ -54,7 +54,13 @@ def train_parameters(spec: MachineSpec) -> dict[str, Any]:
     params["TrainingJobName.$"] = "$.launch.name"
     params["HyperParameters.$"] = "States.JsonMerge($.launch.hyperparameters, $.enc.v, false)"
     resources = {k: v for k, v in params["ResourceConfig"].items() if k not in ("InstanceCount", "InstanceType")}
-    if spec.variants:
+    preferred = preferences.preferred_types(spec)
+    if preferred:  # one request for every type: SageMaker picks the first with capacity
+        resources["InstanceCount.$"] = "$.config.instance_count"
+        resources["InstancePreferences"] = [{"InstanceType": t} for t in preferred]
+        if "Environment" in spec.request:
+            params["Environment"] = spec.request["Environment"]
+    elif spec.variants:
         resources["InstanceCount.$"] = "$.config.instance_count"
         resources["InstanceType.$"] = "$.launch.variant.instance_type"
         algorithm = {k: v for k, v in params["AlgorithmSpecification"].items() if k != "TrainingImage"}

@@ -39,6 +39,7 @@ from compiler.state_machine import (
     integrations,
     intrinsics,
     poll,
+    preferences,
     recovery,
     relaunch,
     watchdog,
@@ -209,7 +210,9 @@ def _job_states(spec: MachineSpec) -> dict[str, Any]:
             "ResultPath": "$.job", "Next": "Summarize",
         },
         "Read job": {"Type": "Pass", "Parameters": {"v.$": "States.JsonMerge($.defaults.job, $.job.raw, false)"},
-                     "ResultPath": "$.job", "Next": relaunch.OUTCOME},
+                     "ResultPath": "$.job",
+                     "Next": preferences.SELECTED if preferences.preferred_types(spec) else relaunch.OUTCOME},
+        **(preferences.selected_states(spec, relaunch.OUTCOME) if preferences.preferred_types(spec) else {}),
         **relaunch.outcome_states(spec, lambda metric, next_state: _count(spec, metric, next_state), "Summarize"),
     }
 
@@ -311,6 +314,7 @@ def build_definition(spec: MachineSpec) -> dict[str, Any]:
     }
     # What CreateStateMachine would refuse stops validate, synth and the tests here, before any deploy.
     problems = [*input_check.limit_problems(spec.policy, spec.request.get("HyperParameters", {}), spec.source),
+                *preferences.problems(spec),
                 *integrations.definition_problems(definition, spec.source),
                 *intrinsics.definition_problems(definition, spec.source)]
     if problems:

@@ -57,6 +57,7 @@ class MachineSpec:
     capacity_backoff_rate: float = 2.0
     capacity_window_polls: int = 10  # looks at the job (`poll.POLL_SECONDS` apart) it may spend waiting for instances
     stall: StallWatchdog | None = None  # the spec's stall_watchdog (compiler/state_machine/watchdog.py)
+    instance_preferences: bool = False  # capacity_retry.instance_preferences (compiler/state_machine/preferences.py)
     group_rate: float | None = None  # price per hour of a heterogeneous cluster
     source: str = ""
     concurrent_runs: bool = False  # True: executions may run side by side (no check for another run in progress)
@@ -130,7 +131,7 @@ def spec_for(workload: Workload, env: Environment, *, training_image: str | None
         capacity_wait_seconds=workload.capacity_retry.wait_seconds,
         capacity_backoff_rate=workload.capacity_retry.backoff_rate,
         capacity_window_polls=poll.window_polls(workload.capacity_retry.capacity_window_minutes),
-        stall=workload.stall_watchdog,
+        stall=workload.stall_watchdog, instance_preferences=workload.capacity_retry.instance_preferences,
         group_rate=workload.hourly_cost() if workload.compute.instance_groups else None,
         source=workload.source, concurrent_runs=workload.concurrent_runs, price_region=env.region,
     )

@@ -80,3 +80,9 @@ def test_the_watchdogs_relaunches_lengthen_the_job_name(rejects, make) -> None:
          capacity_retry={"max_attempts": 7}, stall_watchdog={"metric": "train:loss", "max_relaunches": 2})
     rejects("base_job_name", "at most 47", base_job_name="a" * 48, metric_definitions=METRICS,
             capacity_retry={"max_attempts": 7}, stall_watchdog={"metric": "train:loss", "max_relaunches": 3})
+
+
+def test_instance_preferences_are_asked_for_with_a_boolean(make, rejects) -> None:
+    assert make().capacity_retry.instance_preferences is False
+    assert make(capacity_retry={"instance_preferences": True}).capacity_retry.instance_preferences is True
+    rejects("capacity_retry.instance_preferences", "true or false", capacity_retry={"instance_preferences": "yes"})

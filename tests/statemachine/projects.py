@@ -70,7 +70,12 @@ WATCHED = {
     "stall_watchdog": {"metric": "train:loss", "minutes": 5, "max_relaunches": 1},
     "capacity_retry": {"max_attempts": 1, "wait_seconds": 60, "fallback_instance_types": ["ml.g5.4xlarge"]},
 }
-SPECS = {spec["name"]: spec for spec in (FALLBACK, FALLBACK_EFA, GENERIC, HETERO, HOSTILE, WATCHED)}
+# Fallback types that compile alike (the generic Estimator: one image, no Environment, no per-type hyperparameters),
+# asked for as one request with ResourceConfig.InstancePreferences. ml.c5.2xlarge has no price in the catalog.
+PREFERENCES = {**GENERIC, "name": "sm-preferences",
+               "capacity_retry": {"max_attempts": 2, "wait_seconds": 60, "instance_preferences": True,
+                                  "fallback_instance_types": ["ml.m5.2xlarge", "ml.c5.2xlarge"]}}
+SPECS = {spec["name"]: spec for spec in (FALLBACK, FALLBACK_EFA, GENERIC, HETERO, HOSTILE, WATCHED, PREFERENCES)}
 
 
 def write_project(root: Path, specs: dict[str, dict[str, Any]]) -> Project:

@@ -90,6 +90,7 @@ class Outcome:
     describes_to_finish: int = 1  # describes that find the job InProgress before its end
     progress_looks: int | None = None  # GetMetricData looks that find a new datapoint (None: every one)
     starting_looks: int = 0  # describes that find the job still waiting for instances (Starting) first
+    selects: int = 0  # with InstancePreferences: the index of the type SageMaker launches the job on
 
     def timeline(self) -> list[tuple[str, str]]:
         """(TrainingJobStatus, SecondaryStatus) after each describe; the last one stays."""
@@ -226,6 +227,11 @@ class FakeSageMaker:
         job.training_time_in_seconds = outcome.training_seconds
         if outcome.kind == "fail":
             job.failure_reason = outcome.reason
+        preferred = request["ResourceConfig"].get("InstancePreferences")
+        if preferred:  # SageMaker reports the type it chose
+            job.resource_config = {**request["ResourceConfig"],
+                                   "SelectedInstanceType": preferred[outcome.selects]["InstanceType"],
+                                   "SelectedInstanceCount": request["ResourceConfig"]["InstanceCount"]}
         if outcome.kind in ("created_error", "lost"):
             return None, outcome
         return {"TrainingJobArn": response["TrainingJobArn"]}, outcome
