@@ -42,17 +42,41 @@ _AZ_ID = r"[a-z]{2,4}\d-az\d+"
 _NAME = r"[a-z][a-z0-9-]{0,15}"
 _BUCKET = r"(?!xn--)(?!.*-s3alias$)[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]"
 _PLAN_ARN = r"arn:aws[a-z-]*:sagemaker:[a-z0-9-]+:\d{12}:training-plan/[A-Za-z0-9-]+"
+# A dataset's name is a directory of the file system and an S3 prefix of the data bucket (compiler/rules/fsx_datasets.py).
+DATASETS_DIRECTORY = "datasets"
+_DATASET = r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?"
+# FSx for Lustre: at most 8 data repository associations per file system, none on SCRATCH_1 (FSx API reference,
+# CreateDataRepositoryAssociation).
+MAX_FSX_DATASETS = 8
+
+
+@dataclass(frozen=True)
+class FsxDataset:
+    """A dataset on the file system: /datasets/<name>, linked to s3://<data bucket>/datasets/<name>/, and who reads it."""
+
+    name: str
+    readers: frozenset[str]
+
+    @property
+    def file_system_path(self) -> str:
+        return f"/{DATASETS_DIRECTORY}/{self.name}"
+
+    @property
+    def key_prefix(self) -> str:
+        """Its prefix in the data bucket (with the trailing '/', so dataset a's link never takes in ab's objects)."""
+        return f"{DATASETS_DIRECTORY}/{self.name}/"
 
 
 @dataclass(frozen=True)
 class FsxSettings:
-    """FSx for Lustre sizing for one environment."""
+    """FSx for Lustre sizing for one environment, and the datasets linked to its data bucket."""
 
     deployment_type: str
     storage_capacity_gib: int
     per_unit_storage_throughput: int | None = None
     data_compression_type: str | None = None
     automatic_backup_retention_days: int | None = None
+    datasets: Mapping[str, FsxDataset] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -127,7 +151,7 @@ _KNOWN_KEYS = {
 }
 _FSX_KEYS = {
     "deployment_type", "storage_capacity_gib", "per_unit_storage_throughput",
-    "data_compression_type", "automatic_backup_retention_days",
+    "data_compression_type", "automatic_backup_retention_days", "datasets",
 }
 # CloudWatch Logs accepts only these retention periods (days).
 LOG_RETENTION_DAYS = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922,
@@ -156,7 +180,40 @@ def _fsx(reader: Reader) -> FsxSettings | None:
     compression = fsx.string("data_compression_type", choices=("NONE", "LZ4"))
     return FsxSettings(deployment_type=str(kind), storage_capacity_gib=capacity or 0,
                        per_unit_storage_throughput=throughput if isinstance(throughput, int) else None,
-                       data_compression_type=compression, automatic_backup_retention_days=backups)
+                       data_compression_type=compression, automatic_backup_retention_days=backups,
+                       datasets=_datasets(fsx, str(kind)))
+
+
+def _datasets(fsx: Reader, kind: str) -> dict[str, FsxDataset]:
+    """`datasets: {<name>: {readers: [<workload>, ...]}}`: each one a data repository association of its own."""
+    datasets = fsx.child("datasets")
+    if datasets is None:
+        return {}
+    if datasets.raw and kind == "SCRATCH_1":
+        fsx.problem("datasets", "SCRATCH_1 file systems take no data repository associations (FSx API reference, "
+                    "CreateDataRepositoryAssociation): use SCRATCH_2, or remove datasets")
+    if len(datasets.raw) > MAX_FSX_DATASETS:
+        fsx.problem("datasets", f"has {len(datasets.raw)} datasets; a file system takes at most {MAX_FSX_DATASETS} "
+                    "data repository associations: group them under fewer names, or use another environment")
+    found = {}
+    for name in datasets.raw:
+        if not re.fullmatch(_DATASET, str(name)):
+            datasets.problem(str(name), "a dataset's name is a directory of the file system (/datasets/<name>) and a "
+                             "prefix of the data bucket: 1-63 lowercase letters, digits or hyphens, starting and "
+                             "ending with a letter or digit")
+            continue
+        entry = datasets.child(str(name))
+        if entry is None:
+            if datasets.raw[name] is None:
+                datasets.problem(str(name), "must be a mapping with readers: [<workload name>, ...]")
+            continue
+        entry.unknown_keys({"readers"})
+        readers = entry.strings("readers", min_items=1, explain="the names of the workloads that may read it")
+        if readers is None and not entry.has("readers"):
+            entry.problem("readers", f"is required: the workloads that may mount /datasets/{name} (e.g. readers: "
+                          "[gpt-pretrain])")
+        found[str(name)] = FsxDataset(str(name), frozenset(readers or ()))
+    return found
 
 
 def _network(name: str, reader: Reader) -> tuple[str, int]:

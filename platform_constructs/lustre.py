@@ -1,7 +1,12 @@
-"""FSx for Lustre in the training subnet, sized per environment, optionally linked to the data bucket.
+"""FSx for Lustre in the training subnet, sized per environment, linked to the data bucket one dataset at a time.
 
-Why a data repository association at "/": jobs read `/<MountName>/<key>` for an object `s3://<data>/<key>`
-whatever the environment, so a workload spec's paths do not change between dev and prod.
+Each dataset of the environment (cdk.json `fsx.datasets`) is one data repository association,
+`/datasets/<name>` <-> `s3://<data bucket>/datasets/<name>/`, so the file system holds only what is meant for it,
+never the whole bucket, and a spec's paths are the same in every environment (`/datasets/<name>/<key>` for the
+object `s3://<data bucket>/datasets/<name>/<key>`). FSx takes data repository associations on every Lustre 2.12+
+file system but SCRATCH_1, at most 8 (FSx API reference, CreateDataRepositoryAssociation), and no ImportPath
+beside them; compiler/environments.py refuses datasets on SCRATCH_1 and more than 8. Which workloads read a
+dataset is checked on the specs (compiler/rules/fsx_datasets.py): FSx checks no IAM per path.
 """
 
 from __future__ import annotations
@@ -25,8 +30,8 @@ FSX_S3_ROLE = "aws-service-role/s3.data-source.lustre.fsx.amazonaws.com/AWSServi
 class TrainingFileSystem(Construct):
     """A Lustre file system for training jobs.
 
-    Exposes `file_system`, `file_system_id`, `mount_name` and `connections`. Linked to `data_bucket`:
-    PERSISTENT_2 through a data repository association, SCRATCH/PERSISTENT_1 through an import path.
+    Exposes `file_system`, `file_system_id`, `mount_name`, `connections` and `data_repository_associations` (one
+    per dataset of `settings`, linked to `data_bucket`).
     """
 
     def __init__(
@@ -47,7 +52,7 @@ class TrainingFileSystem(Construct):
         super().__init__(scope, construct_id)
         kind = settings.deployment_type
         persistent = kind in PERSISTENT_TYPES
-        link_by_import_path = data_bucket is not None and kind != "PERSISTENT_2"
+        datasets = sorted(settings.datasets.values(), key=lambda d: d.name) if data_bucket is not None else []
         backups = settings.automatic_backup_retention_days
         config = fsx.LustreConfiguration(
             deployment_type=fsx.LustreDeploymentType[kind],
@@ -58,8 +63,6 @@ class TrainingFileSystem(Construct):
             ),
             automatic_backup_retention=cdk.Duration.days(backups) if backups else None,
             copy_tags_to_backups=True if backups else None,
-            import_path=f"s3://{data_bucket.bucket_name}" if data_bucket is not None and link_by_import_path else None,
-            auto_import_policy=fsx.LustreAutoImportPolicy.NEW_CHANGED_DELETED if link_by_import_path else None,
         )
         self.file_system = fsx.LustreFileSystem(
             self, "FileSystem", vpc=vpc, vpc_subnet=subnet, security_group=security_group,
@@ -74,7 +77,7 @@ class TrainingFileSystem(Construct):
         self.mount_name = self.file_system.mount_name
         self.subnet = subnet
 
-        if data_bucket is not None:
+        if data_bucket is not None and datasets:
             # FSx reads and writes the linked bucket through a service-linked role named after the file system;
             # the bucket's customer-managed key must let that role use it (FSx user guide, "S3 data repositories").
             kms_key.add_to_resource_policy(iam.PolicyStatement(
@@ -93,10 +96,15 @@ class TrainingFileSystem(Construct):
                     "Statement FsxLustreLinkedBucket: FSx's service-linked role for the S3 link is named after the "
                     "file system's id, which does not exist when the key policy is written, so the principal is '*' "
                     "narrowed by aws:PrincipalArn to that role's name pattern and aws:PrincipalAccount to this account."))
-        if data_bucket is not None and kind == "PERSISTENT_2":
-            self.data_repository_association = fsx.CfnDataRepositoryAssociation(
-                self, "DataRepositoryAssociation", file_system_id=self.file_system_id, file_system_path="/",
-                data_repository_path=f"s3://{data_bucket.bucket_name}", batch_import_meta_data_on_create=True,
+        self.data_repository_associations: dict[str, fsx.CfnDataRepositoryAssociation] = {}
+        for dataset in datasets:
+            assert data_bucket is not None
+            # Import only (no AutoExportPolicy): what a job writes on the file system never reaches the dataset.
+            self.data_repository_associations[dataset.name] = fsx.CfnDataRepositoryAssociation(
+                self, f"Dataset-{dataset.name}", file_system_id=self.file_system_id,
+                file_system_path=dataset.file_system_path,
+                data_repository_path=f"s3://{data_bucket.bucket_name}/{dataset.key_prefix}",
+                batch_import_meta_data_on_create=True,
                 s3=fsx.CfnDataRepositoryAssociation.S3Property(
                     auto_import_policy=fsx.CfnDataRepositoryAssociation.AutoImportPolicyProperty(
                         events=["NEW", "CHANGED", "DELETED"],

@@ -176,7 +176,8 @@ def _host_row(o: Observed, label: str, check: str, good: str, fix: str) -> Resul
 
 def _s3_row(o: Observed) -> Result:
     row = _host_row(o, "s3-input", "s3_read", "read this run's seed from the data bucket through the S3 endpoint",
-                    "check the S3 gateway endpoint's policy and the job role's read on the data bucket's smoke/ prefix")
+                    "check the S3 gateway endpoint's policy and the job role's read on the data bucket's datasets/smoke/ "
+                    "prefix")
     job = o.last
     if row.status != PASS or job is None:
         return row
@@ -195,8 +196,8 @@ def _fsx_row(o: Observed) -> Result:
         return Result("fsx-mount", FAIL, "the job has no fsx channel although the environment has a file system; add "
                       "the channel for this environment in the smoke spec (workloads/platform-smoke*.yaml)")
     row = _host_row(o, "fsx-mount", "fsx_read", "read the seed on FSx for Lustre through the link to the data bucket",
-                    "check the file system's security group admits the job's (Lustre ports 988, 1018-1023) and its "
-                    "auto-import from the data bucket")
+                    "check the file system's security group admits the job's (Lustre ports 988, 1018-1023) and the "
+                    "auto-import of its dataset smoke (cdk.json fsx.datasets, /datasets/smoke)")
     if row.status == PASS and job is not None:
         stale = [h for h in job.host_names if job.field_of(h, "fsx_read", "nonce") != o.nonce]
         if stale:  # the mount works; the import of the new seed from the bucket had not caught up yet

@@ -10,6 +10,7 @@ from compiler.rules import (  # noqa: F401 - registers rules
     distribution,
     environment,
     foreign_images,
+    fsx_datasets,
     isolation,
     limits,
     paths,

@@ -1,9 +1,10 @@
 """Paths a job mounts or syncs stay inside what is the workload's own.
 
 FSx for Lustre enforces no IAM per path: a channel's `directory_path` is what a job mounts, with the access mode
-it asks for, and the file system is shared by every workload of the environment (linked to the whole data
-bucket). So a channel may not mount the file system's root, and may write (`rw`) only under the workload's own
-directory, `/<workload name>/` in the file system (`/<MountName>/<workload name>/` in the request).
+it asks for, and the file system is shared by every workload of the environment. So a channel may not mount the
+file system's root, and may write (`rw`) only under the workload's own directory, `/<workload name>/` in the file
+system (`/<MountName>/<workload name>/` in the request), never under `/datasets/`, where the environment's datasets
+are linked to the data bucket. What a channel may read is the environment's to say (`fsx_datasets`).
 
 SageMaker copies the checkpoint prefix into `checkpoint_local_path` before the algorithm starts and uploads
 everything under it while the job runs (the SDK's `checkpoint_local_path` documentation). The API allows any path
@@ -17,6 +18,7 @@ Paths are compared by their segments, after dropping empty and `.` segments; a `
 
 from __future__ import annotations
 
+from compiler.environments import DATASETS_DIRECTORY
 from compiler.model import FsxChannel, Workload
 from compiler.reader import Findings
 from compiler.rules.registry import workload_rule
@@ -53,6 +55,10 @@ def fsx_channels_stay_in_bounds(w: Workload, f: Findings) -> None:
         elif not parts:
             f.problem(where, "is the root of the file system, which every workload shares: mount the directory the "
                       f"channel needs (e.g. /datasets/x read only, or {own}... to write)")
+        elif channel.file_system_access_mode == "rw" and parts[0] == DATASETS_DIRECTORY:
+            f.problem(f"inputs.{channel.name}.file_system_access_mode", f"rw under /{DATASETS_DIRECTORY}/ is refused: "
+                      "it holds the environment's datasets, linked to the data bucket and read only; mount it ro"
+                      + ("" if w.name == DATASETS_DIRECTORY else f", or write under the workload's own {own}..."))
         elif channel.file_system_access_mode == "rw" and parts[0] != w.name:
             f.problem(f"inputs.{channel.name}.file_system_access_mode", f"rw is allowed only under the workload's own "
                       f"directory {own} (this channel mounts {normalized(channel.directory_path)}): write under "

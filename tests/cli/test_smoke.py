@@ -281,7 +281,7 @@ def test_a_refused_seed_is_one_line_and_starts_nothing(cli, machine, monkeypatch
     monkeypatch.setattr(smoke.SmokeClients, "s3", _refusing("s3", "put_object", "AccessDenied"))
     result = cli("smoke", "--env", "dev")
     assert result.code == 1 and result.out == ""
-    assert result.err.startswith(f"could not write the seed s3://{bucket}/smoke/seed.json: An error occurred "
+    assert result.err.startswith(f"could not write the seed s3://{bucket}/datasets/smoke/seed.json: An error occurred "
                                  "(AccessDenied)")
     assert result.err.rstrip().endswith("the credentials need s3:PutObject there and kms:GenerateDataKey on "
                                         "environment dev's key")

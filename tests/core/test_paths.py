@@ -45,6 +45,8 @@ def test_dot_dot_segments_are_refused(rejects, path) -> None:
 
 @pytest.mark.parametrize("path", ["/d", "/datasets/gpt-tokens", "/./datasets/x", "/datasets/./x/", "/other-workload/out"])
 def test_a_directory_below_the_root_may_be_read(make, path) -> None:
+    # this rule bounds the root and writes; which directories a workload reads is its environment's to say
+    # (cdk.json fsx.datasets, compiler/rules/fsx_datasets.py; tests/core/test_fsx_datasets.py)
     accepted(make, inputs=fsx(path, "ro"))
 
 
@@ -62,10 +64,24 @@ def test_rw_under_the_workloads_own_directory_passes(make, path) -> None:
     accepted(make, inputs=fsx(path, "rw"))
 
 
-@pytest.mark.parametrize("path", ["/demox/out", "/demo-x", "/dem", "/datasets/demo", "/Demo/out"])
+@pytest.mark.parametrize("path", ["/demox/out", "/demo-x", "/dem", "/Demo/out", "/datasetsx/demo"])
 def test_rw_elsewhere_is_refused(rejects, path) -> None:
     rejects("inputs.train.file_system_access_mode", "only under the workload's own directory /demo/", "mount it ro",
             inputs=fsx(path, "rw"))
+
+
+@pytest.mark.parametrize("path", ["/datasets", "/datasets/demo", "/./datasets/x/y"])
+def test_rw_under_datasets_is_refused(rejects, path) -> None:
+    rejects("inputs.train.file_system_access_mode", "rw under /datasets/ is refused", "mount it ro, or write under "
+            "the workload's own /demo/...", inputs=fsx(path, "rw"))
+
+
+@pytest.mark.parametrize("path", ["/datasets", "/datasets/x", "/datasets/datasets"])
+def test_rw_under_datasets_is_refused_even_to_a_workload_named_datasets(make, path) -> None:
+    with pytest.raises(SpecError) as info:
+        make(name="datasets", inputs=fsx(path, "rw"))
+    [message] = [p.message for p in info.value.problems if p.field == "inputs.train.file_system_access_mode"]
+    assert message.startswith("rw under /datasets/ is refused") and message.endswith("read only; mount it ro")
 
 
 # -------------------------------------------------------------------------------------------- checkpoint_local_path

@@ -21,7 +21,7 @@ import pytest
 from botocore.exceptions import ParamValidationError
 
 from compiler import placeholders, service_model
-from compiler.environments import Environment
+from compiler.environments import Environment, FsxDataset
 from compiler.errors import SpecError
 from compiler.model import Workload
 from compiler.reader import Findings
@@ -37,9 +37,13 @@ VALUES = sdk.DEPLOY_VALUES
 values_for = sdk.deploy_values
 
 # dev, with the external buckets the cases read from allowed (an environment rule: inputs.<channel> and
-# model_uri may name only buckets the environment lets its roles read).
+# model_uri may name only buckets the environment lets its roles read), and the FSx datasets they read declared with
+# their readers (another: an FSx channel reads a dataset that names its workload).
 EXTERNAL_BUCKETS = ("my-datasets", "my-models")
-DEV = dataclasses.replace(ENVIRONMENTS["dev"], external_data_buckets=EXTERNAL_BUCKETS)
+assert ENVIRONMENTS["dev"].fsx is not None
+FSX_DATASETS = {name: FsxDataset(name, frozenset({"gpt-inputs"})) for name in ("tokens", "csv")}
+DEV = dataclasses.replace(ENVIRONMENTS["dev"], external_data_buckets=EXTERNAL_BUCKETS,
+                          fsx=dataclasses.replace(ENVIRONMENTS["dev"].fsx, datasets=FSX_DATASETS))
 # An environment that encrypts traffic between training nodes unless a spec says otherwise (with a reason).
 ENCRYPTING = dataclasses.replace(DEV, name="secure", encrypt_inter_container_traffic=True)
 # Keys must be ARNs of the environment's account and region (another environment rule).

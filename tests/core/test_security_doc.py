@@ -37,6 +37,6 @@ def test_every_rule_the_page_names_is_registered() -> None:
     registered = {rule.__name__ for rule in (*WORKLOAD_RULES, *ENVIRONMENT_RULES)}
     table = set(re.findall(r"^\| `([a-z_]+)` \(`compiler/rules/", DOC, re.MULTILINE))
     assert table == {"no_credentials_in_the_request", "fsx_channels_stay_in_bounds", "checkpoint_path_stays_in_opt_ml",
-                     "foreign_images_are_pinned_by_digest", "secrets_reach_the_process",
+                     "foreign_images_are_pinned_by_digest", "secrets_reach_the_process", "fsx_reads_are_granted_datasets",
                      "secrets_belong_to_the_environment", "network_isolation_is_off_only_with_a_reason"}
     assert table <= registered

@@ -228,12 +228,27 @@ def test_fsx_settings_per_environment(synth: Synth) -> None:
     assert lustre["PerUnitStorageThroughput"] == 250
     assert lustre["DataCompressionType"] == "LZ4"
     assert lustre["AutomaticBackupRetentionDays"] == 7
-    assert "ImportPath" not in lustre  # PERSISTENT_2 links S3 through a data repository association
-    fs_id, _ = only(synth.resources("prod", "Storage", "AWS::FSx::FileSystem"))
-    _, dra = only(synth.resources("prod", "Storage", "AWS::FSx::DataRepositoryAssociation"))
-    assert dra["Properties"]["FileSystemId"] == {"Ref": fs_id}
-    data_bucket = next(k for k in synth.resources("prod", "Storage", "AWS::S3::Bucket") if "Data" in k)
-    assert data_bucket in json.dumps(dra["Properties"]["DataRepositoryPath"])
+
+
+@pytest.mark.parametrize("env", ENVS)
+def test_the_file_system_links_each_dataset_and_nothing_else(synth: Synth, env: str) -> None:
+    """One data repository association per dataset of cdk.json (the same two in dev and prod), import only; no
+    ImportPath (FSx takes none beside an association) and no link at the root, which would take the whole bucket."""
+    fs_id, fs = only(synth.resources(env, "Storage", "AWS::FSx::FileSystem"))
+    lustre = fs["Properties"]["LustreConfiguration"]
+    assert not {"ImportPath", "ExportPath", "AutoImportPolicy"} & set(lustre)
+    data_bucket = next(k for k in synth.resources(env, "Storage", "AWS::S3::Bucket") if "Data" in k)
+    links = {}
+    for dra in synth.resources(env, "Storage", "AWS::FSx::DataRepositoryAssociation").values():
+        props = dra["Properties"]
+        assert props["FileSystemId"] == {"Ref": fs_id}
+        assert props["S3"] == {"AutoImportPolicy": {"Events": ["NEW", "CHANGED", "DELETED"]}}  # no AutoExportPolicy
+        assert props["BatchImportMetaDataOnCreate"] is True
+        links[props["FileSystemPath"]] = props["DataRepositoryPath"]
+    assert links == {
+        "/datasets/gpt-tokens": {"Fn::Join": ["", ["s3://", {"Ref": data_bucket}, "/datasets/gpt-tokens/"]]},
+        "/datasets/smoke": {"Fn::Join": ["", ["s3://", {"Ref": data_bucket}, "/datasets/smoke/"]]},
+    }
 
 
 @pytest.mark.parametrize("env", ENVS)
