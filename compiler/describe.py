@@ -18,7 +18,9 @@ from compiler.model import ProjectImage, Workload
 METADATA_KEY = "training-platform:workload"
 
 
-def workload_summary(workload: Workload, env: Environment) -> dict[str, Any]:
+def workload_summary(workload: Workload, env: Environment, *, training_image: str | None = None) -> dict[str, Any]:
+    """The summary of a workload in an environment; `training_image`: its image as the pipeline resolved it (without
+    one, it is resolved here)."""
     compute = workload.compute
     image = workload.image
     return {
@@ -31,7 +33,7 @@ def workload_summary(workload: Workload, env: Environment) -> dict[str, Any]:
         "fallback_instance_types": list(workload.capacity_retry.fallback_instance_types),
         "max_instance_count": workload.instance_count_ceiling,
         "image": f"{image.repository} (built by this project)" if isinstance(image, ProjectImage)
-        else image_uri(workload, env.region),
+        else training_image or image_uri(workload, env.region),
         "strategy": strategies.launch_plan(workload).name,
         "hyperparameters": dict(workload.hyperparameters),
         "inputs": [f"{c.name}: FSx {c.directory_path}" if c.kind == "fsx" else f"{c.name}: S3 {c.s3_data}"

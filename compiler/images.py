@@ -14,7 +14,7 @@ from functools import cache
 from typing import Any
 
 from compiler import placeholders, sdk_rules
-from compiler.framework_images import ImageNotFound, cluster_image_instance_type, training_image_uri
+from compiler.framework_images import cluster_image_instance_type, training_image_uri
 from compiler.model import ProjectImage, UriImage, Workload
 
 _ECR_URI = re.compile(
@@ -96,16 +96,8 @@ def ecr_repository_arn(uri: str) -> str | None:
     return f"arn:{parts['partition']}:ecr:{parts['region']}:{parts['account']}:repository/{parts['repository']}"
 
 
-def pulled_repositories(workloads: Iterable[Workload], region: str) -> list[str]:
-    """Every external ECR repository the workloads' images come from in a region, sorted, once each."""
-    arns = set()
-    for workload in workloads:
-        if isinstance(workload.image, ProjectImage):
-            continue
-        try:
-            arn = ecr_repository_arn(image_uri(workload, region))
-        except ImageNotFound:
-            continue
-        if arn:
-            arns.add(arn)
-    return sorted(arns)
+def pulled_repositories(images: Iterable[str]) -> list[str]:
+    """Every external ECR repository these training images come from (the pipeline's resolved images; a project
+    image's placeholder names none), sorted, once each."""
+    arns = {ecr_repository_arn(uri) for uri in images}
+    return sorted(a for a in arns if a)

@@ -18,12 +18,13 @@ from typing import Any
 from compiler import placeholders as ph
 from compiler import schedules, service_model, sourcedir
 from compiler import state_machine as sm
+from compiler.describe import workload_summary
 from compiler.environments import Environment, zone_problems
 from compiler.errors import Problem, SpecError
 from compiler.image_builds import ImageBuild, image_builds
-from compiler.images import image_uri
 from compiler.model import Code, Workload
 from compiler.project import Project
+from compiler.rules.secrets import request_credentials
 from compiler.samples import sample_values
 from compiler.spec import Loaded, load_workload, load_workloads
 from compiler.stack_layout import layout_problems
@@ -49,6 +50,7 @@ class CompiledWorkload:
     deploy_time_names: frozenset[str]  # the `${Name}`s the definition needs from DefinitionSubstitutions
     image: str  # the TrainingImage (a placeholder for an image this project builds)
     bundle: sourcedir.Scan | None  # the code's files, or None for an image-only job
+    summary: dict[str, Any]  # what the state machine's template metadata says of it (compiler/describe.py)
 
     @property
     def request(self) -> dict[str, Any]:
@@ -139,18 +141,25 @@ class _Bundles:
 
 def compile_workload(workload: Workload, env: Environment, images: Collection[str],
                      bundles: _Bundles) -> tuple[CompiledWorkload, list[Problem]]:
-    """One checked workload compiled for one environment, with every problem synth would stop on."""
+    """One checked workload compiled for one environment, with every problem synth would stop on.
+
+    Each part is computed here once (its request compiled, its image resolved, its deploy-time names found) and the
+    CLI and the CDK layer read them from the result (tests/core/test_pipeline_once.py).
+    """
     machine = sm.spec_for(workload, env)
+    image = machine.request["AlgorithmSpecification"]["TrainingImage"]
     definition = sm.definition_string(sm.build_definition(machine))
     names = frozenset(sm.deploy_time_names(definition))
     problems = [Problem(workload.source, "", f"request for {env.name}: {p}")
                 for p in full_validation(machine.request, env, workload.max_relaunches)]
+    problems += request_credentials(workload, machine.request)
     missing = missing_names_problem(workload, env, names, provided_names(env, images, workload.code is not None))
     problems += [missing] if missing is not None else []
     scan = bundles.scan(workload.code) if workload.code is not None else None
     problems += bundle_problems(workload, scan, bundles.root) if scan is not None else []
     compiled = CompiledWorkload(workload=workload, environment=env, machine=machine, definition=definition,
-                                deploy_time_names=names, image=image_uri(workload, env.region), bundle=scan)
+                                deploy_time_names=names, image=image, bundle=scan,
+                                summary=workload_summary(workload, env, training_image=image))
     return compiled, problems
 
 

@@ -30,10 +30,10 @@ from constructs import Construct
 
 from compiler import run_metrics, secret_refs
 from compiler import state_machine as sm
-from compiler.describe import METADATA_KEY, workload_summary
-from compiler.environments import Environment
+from compiler.describe import METADATA_KEY
 from compiler.images import ecr_repository_arn
-from compiler.model import ProjectImage, S3Channel, Workload
+from compiler.model import ProjectImage, S3Channel
+from compiler.pipeline import CompiledWorkload
 from compiler.placeholders import EXECUTION_ROLE_ARN, RUN_ID_LENGTH, TRAINING_SECURITY_GROUP_ID
 from platform_constructs.nag import acknowledge_required_wildcards
 from platform_constructs.network import TrainingNetwork
@@ -73,31 +73,30 @@ class WorkloadPlatform:
 class TrainingWorkload(Construct):
     """The workload's execution role, its jobs' security group, its state machine and the state machine's role."""
 
-    def __init__(self, scope: Construct, construct_id: str, *, workload: Workload, environment: Environment,
-                 spec: sm.MachineSpec, definition: str, platform: WorkloadPlatform, source: SourceBundle | None,
-                 substitutions: dict[str, str], image_uri: str) -> None:
+    def __init__(self, scope: Construct, construct_id: str, *, compiled: CompiledWorkload, platform: WorkloadPlatform,
+                 source: SourceBundle | None, substitutions: dict[str, str]) -> None:
+        """`compiled`: the workload as the pipeline compiled it for this environment (its request, definition,
+        deploy-time names, image and summary, each computed once there)."""
         super().__init__(scope, construct_id)
-        self.workload = workload
-        self.environment = environment
+        workload = self.workload = compiled.workload
+        self.environment = compiled.environment
         stack = cdk.Stack.of(self)
         self.job_arns = [stack.format_arn(service="sagemaker", resource=p.split("/", 1)[0], resource_name=p.split("/", 1)[1])
                          for p in job_name_patterns(workload.base_job_name, workload.max_relaunches)]
         self.security_group: ec2.ISecurityGroup = platform.network.job_security_group(
             self, "JobSecurityGroup", workload=workload.name, lustre=workload.uses_fsx)
-        self.execution_role = self._execution_role(platform, source, image_uri)
-        self.state_machine_name = sm.state_machine_name(spec.environment, workload.name)
+        self.execution_role = self._execution_role(platform, source, compiled.image)
+        self.state_machine_name = sm.state_machine_name(compiled.environment.name, workload.name)
         self.state_machine_arn = stack.format_arn(service="states", resource="stateMachine",
                                                   resource_name=self.state_machine_name,
                                                   arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME)
         self.role = self._state_machine_role(platform)
-        text = definition
         values = {**substitutions, EXECUTION_ROLE_ARN: self.execution_role.role_arn,
                   TRAINING_SECURITY_GROUP_ID: self.security_group.security_group_id}
-        needed = sorted(sm.deploy_time_names(text))
         self.state_machine = sfn.CfnStateMachine(
             self, "StateMachine", state_machine_name=self.state_machine_name, state_machine_type="STANDARD",
-            role_arn=self.role.role_arn, definition_string=text,
-            definition_substitutions={k: values[k] for k in needed},
+            role_arn=self.role.role_arn, definition_string=compiled.definition,
+            definition_substitutions={k: values[k] for k in sorted(compiled.deploy_time_names)},
             logging_configuration=sfn.CfnStateMachine.LoggingConfigurationProperty(
                 level="ALL", include_execution_data=True,
                 destinations=[sfn.CfnStateMachine.LogDestinationProperty(
@@ -107,7 +106,7 @@ class TrainingWorkload(Construct):
         )
         self.state_machine.node.add_dependency(self.role)
         # For reviews of a change (trainctl review) and the summary: what runs, on what, at what price.
-        self.state_machine.cfn_options.metadata = {METADATA_KEY: workload_summary(workload, environment)}
+        self.state_machine.cfn_options.metadata = {METADATA_KEY: compiled.summary}
 
     # ------------------------------------------------------------------------------------------------- roles
 

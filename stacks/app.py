@@ -73,7 +73,7 @@ def build_app(project: Project, *, outdir: str | None = None, only: Iterable[str
         if name not in wanted:
             continue
         workloads = compiled.workloads(name)
-        stage = PlatformStage(app, env, images=images, workloads=[c.workload for c in workloads],
+        stage = PlatformStage(app, env, images=images, workloads=workloads,
                               project_root=project.root)
         stages[name] = stage
         workload_stacks[name] = add_workload_stacks(stage, stage.platform, workloads)

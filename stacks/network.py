@@ -11,7 +11,6 @@ from constructs import Construct
 from compiler.dns_firewall import CONTEXT_KEY, settings_for
 from compiler.environments import Environment
 from compiler.images import pulled_repositories
-from compiler.model import Workload
 from platform_constructs.dns_firewall import TrainingDnsFirewall
 from platform_constructs.function_logs import provider_functions_log_to_own_groups
 from platform_constructs.network import TrainingNetwork
@@ -23,7 +22,7 @@ class NetworkStack(cdk.Stack):
     own EFA-ready job group and the rules that admit it), VPC endpoints, flow logs."""
 
     def __init__(self, scope: Construct, construct_id: str, *, settings: Environment,
-                 removal_policy: cdk.RemovalPolicy, workloads: Sequence[Workload] = (), **kwargs: Any) -> None:
+                 removal_policy: cdk.RemovalPolicy, training_images: Sequence[str] = (), **kwargs: Any) -> None:
         super().__init__(scope, construct_id, description=f"Training platform network ({settings.name})", **kwargs)
         self.network = TrainingNetwork(
             self, "Network",
@@ -31,8 +30,9 @@ class NetworkStack(cdk.Stack):
             vpc_cidr=settings.vpc_cidr, training_subnet_mask=settings.training_subnet_mask,
             nat_gateway=settings.nat_gateway, lustre=settings.has_fsx,
             external_data_buckets=settings.external_data_buckets,
-            # The images of other accounts the workloads pull (a spec change updates the policy in place).
-            pulled_repositories=pulled_repositories(workloads, settings.region),
+            # The images of other accounts the workloads pull, as the pipeline resolved them (a spec change updates
+            # the policy in place).
+            pulled_repositories=pulled_repositories(training_images),
             flow_log_retention=retention(settings.log_retention_days),
             removal_policy=removal_policy,
         )

@@ -18,7 +18,7 @@ from constructs import Construct
 from compiler import placeholders as ph
 from compiler.environments import Environment
 from compiler.image_builds import ImageBuild
-from compiler.model import Workload
+from compiler.pipeline import CompiledWorkload
 from platform_constructs.lustre import TrainingFileSystem
 from platform_constructs.network import TrainingNetwork
 from platform_constructs.registry import TrainingImageRepository
@@ -69,13 +69,13 @@ class PlatformStage(cdk.Stage):
     """All platform stacks of one environment; `platform` is the contract for the workload stacks."""
 
     def __init__(self, scope: Construct, settings: Environment, *, images: Mapping[str, ImageBuild],
-                 workloads: Sequence[Workload] = (), project_root: Path) -> None:
+                 workloads: Sequence[CompiledWorkload] = (), project_root: Path) -> None:
         super().__init__(scope, settings.name, env=cdk.Environment(account=settings.account, region=settings.region))
         self.settings = settings
         removal = cdk.RemovalPolicy.RETAIN if settings.removal_policy == "retain" else cdk.RemovalPolicy.DESTROY
         common: dict[str, Any] = {"termination_protection": settings.production}
         self.network_stack = NetworkStack(self, "Network", settings=settings, removal_policy=removal,
-                                          workloads=workloads, **common)
+                                          training_images=[w.image for w in workloads], **common)
         network = self.network_stack.network
         self.storage_stack = StorageStack(self, "Storage", settings=settings, network=network, removal_policy=removal,
                                           **common)

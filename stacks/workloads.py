@@ -92,18 +92,15 @@ class WorkloadsStack(cdk.Stack):
                 bundle = bundles[key]
                 values[SOURCE_DIR_S3_URI] = bundle.s3_uri
                 values[SOURCE_DIR_FILE_NAME] = source_file_name(bundle)
-            spec, text = compiled.machine, compiled.definition  # compiled once, by the pipeline validate runs
-            self._check_substitutions(spec, text, values)
-            construct = TrainingWorkload(self, workload.name, workload=workload, environment=env, spec=spec,
-                                         definition=text,
-                                         platform=shared, source=bundle, substitutions=values,
-                                         image_uri=compiled.image)
+            self._check_substitutions(compiled, values)  # compiled once, by the pipeline validate runs
+            construct = TrainingWorkload(self, workload.name, compiled=compiled, platform=shared, source=bundle,
+                                         substitutions=values)
             construct.add_failed_runs_alarm(runs.topic)
             if workload.schedule is not None and workload.schedule.applies_to(env.name):
                 WorkloadSchedule(construct, "Schedule", workload=workload, environment=env.name,
                                  state_machine_arn=construct.state_machine_arn).node.add_dependency(construct.state_machine)
             self.workloads[workload.name] = construct
-            definitions.append(text)
+            definitions.append(compiled.definition)
         self.template_bytes = shard_template_bytes(definitions) + sum(
             schedules.layout_bytes([c.workload for c in workloads], env.name).values())
         problem = shard_problem(env, index, len(workloads), self.template_bytes)
@@ -111,13 +108,14 @@ class WorkloadsStack(cdk.Stack):
             raise SpecError(problem)
 
     @staticmethod
-    def _check_substitutions(spec: sm.MachineSpec, text: str, values: dict[str, str]) -> None:
-        needed = sm.deploy_time_names(text) - {EXECUTION_ROLE_ARN, TRAINING_SECURITY_GROUP_ID}  # made per workload
+    def _check_substitutions(compiled: CompiledWorkload, values: dict[str, str]) -> None:
+        """The stacks give every deploy-time value the pipeline found the definition needs (it checked the names)."""
+        needed = compiled.deploy_time_names - {EXECUTION_ROLE_ARN, TRAINING_SECURITY_GROUP_ID}  # made per workload
         missing = sorted(needed - set(values))
         if missing:
-            raise SpecError(Problem(spec.source, "inputs/image", "needs " + ", ".join(missing) + f", which environment "
-                                    f"'{spec.environment}' does not provide (an FSx channel without a file system, or an "
-                                    "image repository this project does not build?)"))
+            raise SpecError(Problem(compiled.workload.source, "inputs/image", "needs " + ", ".join(missing) + ", which "
+                                    f"environment '{compiled.environment.name}' does not provide (an FSx channel "
+                                    "without a file system, or an image repository this project does not build?)"))
 
 
 @jsii.implements(IValidation)

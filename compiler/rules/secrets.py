@@ -1,9 +1,11 @@
 """Credentials do not belong in a spec: it is committed, reviewed, and compiled into templates in clear text.
 
 Jobs get AWS access from their execution role; other secrets belong in AWS Secrets Manager (or SSM Parameter
-Store), read at start-up with the role. The rule scans every string of the compiled CreateTrainingJob request
-(hyperparameters decoded from the SDK's JSON, MPI options, container arguments, channels, tags, ...), because a
-credential anywhere in it sits in the template, DescribeTrainingJob and the run history alike. Three tests, in
+Store), read at start-up with the role. The rule scans every string of the spec as it is read, and the pipeline
+(compiler/pipeline.py) scans every string of the CreateTrainingJob request it compiles for each environment
+(`request_credentials`: hyperparameters decoded from the SDK's JSON, MPI options, container arguments, channels,
+tags, ...), because a credential anywhere in it sits in the template, DescribeTrainingJob and the run history alike.
+Three tests, in
 order, none of which a variable's name can switch off:
 
 1. token formats published by their issuers, a private key block, and a password in a URL, anywhere;
@@ -25,10 +27,9 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from compiler.environments import Environment
-from compiler.model import FsxChannel, S3Channel, UriImage, Workload
+from compiler.errors import Problem
+from compiler.model import FsxChannel, S3Channel, Workload
 from compiler.reader import Findings
-from compiler.request import compile_request
 from compiler.rules.registry import workload_rule
 
 _VALUE_PATTERNS = (
@@ -76,8 +77,6 @@ ADVICE = ("remove it: jobs reach AWS with their execution role, and other secret
 # Spec names of model fields whose spec key differs (the rest are flat: compute.volume_kms_key is volume_kms_key).
 _SPEC_NAMES = {"uri": "image_uri", "debugger_hook": "debugger_hook_config", "profiler": "profiler_config",
                "tensorboard_local_path": "tensorboard_output_config", "regex": "metric_definitions"}
-# Stands in for the environment when compiling: the request's strings that come from the spec do not depend on it.
-_STAND_IN = Environment(name="validate", account="000000000000", region="us-east-1", availability_zone=None)
 
 
 def secret_in(name: str, value: str, names: re.Pattern[str] = _SECRET_VARIABLE) -> str | None:
@@ -155,27 +154,28 @@ def _field(parent: Any, where: str, name: str) -> str:
                                                      "capacity_retry") else f"{where}.{name}"
 
 
-def _request(w: Workload) -> dict[str, Any] | None:
-    """The compiled request, or None where the spec has problems that stop it compiling (their rules report them;
-    the spec's own strings are scanned all the same)."""
-    image = w.image.uri if isinstance(w.image, UriImage) else "stand-in"
-    try:
-        return compile_request(w, _STAND_IN, training_image=image)
-    except Exception:  # other rules name what is wrong
-        return None
-
-
 @workload_rule
 def no_credentials_in_the_request(w: Workload, f: Findings) -> None:
-    """Every string of the compiled request, and of the spec itself (its description and names reach the template
-    too), each reported once under the spec field it came from."""
+    """Every string of the spec itself (its description and names reach the template too); the request compiled from
+    it is scanned by the pipeline, once per environment (`request_credentials`)."""
+    _scan(w, None, f)
+
+
+def request_credentials(w: Workload, request: Mapping[str, Any]) -> list[Problem]:
+    """Every string of a compiled request, each finding reported once under the spec field it came from."""
+    findings = Findings(w.source)
+    _scan(w, request, findings)
+    return findings.problems
+
+
+def _scan(w: Workload, request: Mapping[str, Any] | None, f: Findings) -> None:
+    """The request's strings (or, without one, the spec's own), named by the spec field each came from."""
     own = list(_walk(w, "", ""))
     fields: dict[str, list[tuple[str, str]]] = {}
     for where, name, text in own:
         fields.setdefault(text, []).append((where, name))
-    request = _request(w)
     reported = set()
-    for where, name, text in [*(_walk(request, "", "") if request is not None else ()), *own]:
+    for where, name, text in (_walk(dict(request), "", "") if request is not None else own):
         names = _SECRET_HYPERPARAMETER if where.startswith(("HyperParameters", "hyperparameters")) else _SECRET_VARIABLE
         kind = secret_in(name, text, names)
         if not kind:

@@ -105,7 +105,9 @@ def _differs(primary: Mapping[str, str], other: Mapping[str, str]) -> dict[str, 
 
 def _variant(workload: Workload, env: Environment, primary: Mapping[str, Any], instance_type: str,
              image: str | None) -> Variant:
-    request = compile_request(with_instance_type(workload, instance_type), env, training_image=image)
+    # The primary's own type is the primary request: compiled once (tests/core/test_pipeline_once.py).
+    request = primary if instance_type == workload.instance_type else compile_request(
+        with_instance_type(workload, instance_type), env, training_image=image)
     ceiling = workload.instance_count_ceiling
     return Variant(
         instance_type=instance_type,

@@ -26,6 +26,6 @@ def test_pulled_repositories_follow_the_resolved_images(make):
     hf = make(framework="huggingface", framework_version=..., py_version="py312", transformers_version="4.56.2",
               pytorch_version="2.8.0", distribution={})
     ours = make(framework_version=..., py_version=..., image={"repository": "gpt-trainer"})
-    arns = pulled_repositories([torch, hf, ours, torch], "eu-west-1")
+    arns = pulled_repositories([image_uri(w, "eu-west-1") for w in (torch, hf, ours, torch)])
     assert arns == sorted({ecr_repository_arn(image_uri(w, "eu-west-1")) for w in (torch, hf)})
     assert len(arns) == 2 and all(":eu-west-1:" in a for a in arns)

@@ -15,7 +15,7 @@ from compiler.limits import limits
 from compiler.reader import Findings
 from compiler.request import compile_request
 from compiler.rules import check_in_environment
-from compiler.rules.secrets import no_credentials_in_the_request
+from compiler.rules.secrets import request_credentials
 from tests.project import ENVIRONMENTS
 
 DEV = ENVIRONMENTS["dev"]
@@ -154,9 +154,7 @@ def test_the_request_carries_the_arns_under_their_own_variables_and_no_value(mak
     assert request["Environment"] == {"HF_HOME": "/tmp/hf", "TRAINING_PLATFORM_SECRET_ARN_HF_TOKEN": ARN,
                                       "TRAINING_PLATFORM_SECRET_ARN_DB_PASSWORD": other}
     assert "HF_TOKEN" not in request["Environment"]
-    findings = Findings("demo.yaml")
-    no_credentials_in_the_request(workload, findings)  # an ARN under a SECRET name is not a credential
-    assert not findings.problems
+    assert not request_credentials(workload, request)  # an ARN under a SECRET name is not a credential
 
 
 def test_a_request_with_secrets_passes_sagemakers_model(make) -> None:
