@@ -45,8 +45,9 @@ _PLAN_ARN = r"arn:aws[a-z-]*:sagemaker:[a-z0-9-]+:\d{12}:training-plan/[A-Za-z0-
 # A dataset's name is a directory of the file system and an S3 prefix of the data bucket (compiler/rules/fsx_datasets.py).
 DATASETS_DIRECTORY = "datasets"
 _DATASET = r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?"
-# FSx for Lustre: at most 8 data repository associations per file system, none on SCRATCH_1 (FSx API reference,
-# CreateDataRepositoryAssociation).
+# FSx for Lustre: at most 8 data repository associations per file system (FSx API reference,
+# CreateDataRepositoryAssociation). PERSISTENT_2 links one per dataset; the other types keep their whole-bucket
+# ImportPath (platform_constructs/lustre.py), and their datasets only say who may read what.
 MAX_FSX_DATASETS = 8
 
 
@@ -185,13 +186,10 @@ def _fsx(reader: Reader) -> FsxSettings | None:
 
 
 def _datasets(fsx: Reader, kind: str) -> dict[str, FsxDataset]:
-    """`datasets: {<name>: {readers: [<workload>, ...]}}`: each one a data repository association of its own."""
+    """`datasets: {<name>: {readers: [<workload>, ...]}}`: who may read each; on PERSISTENT_2 also its own link."""
     datasets = fsx.child("datasets")
     if datasets is None:
         return {}
-    if datasets.raw and kind == "SCRATCH_1":
-        fsx.problem("datasets", "SCRATCH_1 file systems take no data repository associations (FSx API reference, "
-                    "CreateDataRepositoryAssociation): use SCRATCH_2, or remove datasets")
     if len(datasets.raw) > MAX_FSX_DATASETS:
         fsx.problem("datasets", f"has {len(datasets.raw)} datasets; a file system takes at most {MAX_FSX_DATASETS} "
                     "data repository associations: group them under fewer names, or use another environment")

@@ -1,12 +1,17 @@
-"""FSx for Lustre in the training subnet, sized per environment, linked to the data bucket one dataset at a time.
+"""FSx for Lustre in the training subnet, sized per environment, linked to the data bucket.
 
-Each dataset of the environment (cdk.json `fsx.datasets`) is one data repository association,
-`/datasets/<name>` <-> `s3://<data bucket>/datasets/<name>/`, so the file system holds only what is meant for it,
-never the whole bucket, and a spec's paths are the same in every environment (`/datasets/<name>/<key>` for the
-object `s3://<data bucket>/datasets/<name>/<key>`). FSx takes data repository associations on every Lustre 2.12+
-file system but SCRATCH_1, at most 8 (FSx API reference, CreateDataRepositoryAssociation), and no ImportPath
-beside them; compiler/environments.py refuses datasets on SCRATCH_1 and more than 8. Which workloads read a
-dataset is checked on the specs (compiler/rules/fsx_datasets.py): FSx checks no IAM per path.
+A spec's paths are the same in every environment: `/datasets/<name>/<key>` for the object
+`s3://<data bucket>/datasets/<name>/<key>`, whichever way the file system is linked:
+
+- PERSISTENT_2: one data repository association per dataset of the environment (cdk.json `fsx.datasets`),
+  `/datasets/<name>` <-> `s3://<data bucket>/datasets/<name>/`, import only, so the file system holds only what is
+  meant for it. FSx takes at most 8 per file system (FSx API reference, CreateDataRepositoryAssociation).
+- SCRATCH_1, SCRATCH_2, PERSISTENT_1: the file system's ImportPath, the whole bucket at the root, as before. FSx
+  takes no association beside an ImportPath, and ImportPath cannot change without replacing the file system (and
+  the workload stacks that import its id), so these keep it; what a spec may read is bounded by the rule, not the
+  link.
+
+Which workloads read a dataset is checked on the specs (compiler/rules/fsx_datasets.py): FSx checks no IAM per path.
 """
 
 from __future__ import annotations
@@ -52,7 +57,9 @@ class TrainingFileSystem(Construct):
         super().__init__(scope, construct_id)
         kind = settings.deployment_type
         persistent = kind in PERSISTENT_TYPES
-        datasets = sorted(settings.datasets.values(), key=lambda d: d.name) if data_bucket is not None else []
+        by_association = data_bucket is not None and kind == "PERSISTENT_2"
+        link_by_import_path = data_bucket is not None and not by_association
+        datasets = sorted(settings.datasets.values(), key=lambda d: d.name) if by_association else []
         backups = settings.automatic_backup_retention_days
         config = fsx.LustreConfiguration(
             deployment_type=fsx.LustreDeploymentType[kind],
@@ -63,6 +70,8 @@ class TrainingFileSystem(Construct):
             ),
             automatic_backup_retention=cdk.Duration.days(backups) if backups else None,
             copy_tags_to_backups=True if backups else None,
+            import_path=f"s3://{data_bucket.bucket_name}" if data_bucket is not None and link_by_import_path else None,
+            auto_import_policy=fsx.LustreAutoImportPolicy.NEW_CHANGED_DELETED if link_by_import_path else None,
         )
         self.file_system = fsx.LustreFileSystem(
             self, "FileSystem", vpc=vpc, vpc_subnet=subnet, security_group=security_group,
@@ -77,7 +86,7 @@ class TrainingFileSystem(Construct):
         self.mount_name = self.file_system.mount_name
         self.subnet = subnet
 
-        if data_bucket is not None and datasets:
+        if data_bucket is not None and (datasets or link_by_import_path):
             # FSx reads and writes the linked bucket through a service-linked role named after the file system;
             # the bucket's customer-managed key must let that role use it (FSx user guide, "S3 data repositories").
             kms_key.add_to_resource_policy(iam.PolicyStatement(

@@ -167,11 +167,11 @@ def test_eight_datasets_pass_and_nine_are_refused() -> None:
     assert "dev.fsx.datasets: has 9 datasets; a file system takes at most 8 data repository associations" in text
 
 
-def test_scratch_1_takes_no_datasets() -> None:
-    assert "SCRATCH_1 file systems take no data repository associations" in _broken(
-        deployment_type="SCRATCH_1", datasets={"a": {"readers": ["w"]}})
-    fsx = parse_environments(_dev_fsx(deployment_type="SCRATCH_1", datasets={}))["dev"].fsx
-    assert fsx is not None and fsx.datasets == {}
+@pytest.mark.parametrize("kind", ["SCRATCH_1", "SCRATCH_2"])
+def test_datasets_on_types_linked_by_import_path_say_who_reads(kind) -> None:
+    """SCRATCH types keep the whole-bucket ImportPath (no association): their datasets bound the specs' reads only."""
+    fsx = parse_environments(_dev_fsx(deployment_type=kind, datasets={"a": {"readers": ["w"]}}))["dev"].fsx
+    assert fsx is not None and list(fsx.datasets) == ["a"]
 
 
 @pytest.mark.parametrize(("entry", "words"), [

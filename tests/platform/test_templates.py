@@ -230,16 +230,15 @@ def test_fsx_settings_per_environment(synth: Synth) -> None:
     assert lustre["AutomaticBackupRetentionDays"] == 7
 
 
-@pytest.mark.parametrize("env", ENVS)
-def test_the_file_system_links_each_dataset_and_nothing_else(synth: Synth, env: str) -> None:
-    """One data repository association per dataset of cdk.json (the same two in dev and prod), import only; no
-    ImportPath (FSx takes none beside an association) and no link at the root, which would take the whole bucket."""
-    fs_id, fs = only(synth.resources(env, "Storage", "AWS::FSx::FileSystem"))
+def test_persistent_2_links_each_dataset_and_nothing_else(synth: Synth) -> None:
+    """prod (PERSISTENT_2): one data repository association per dataset of cdk.json, import only; no ImportPath (FSx
+    takes none beside an association) and no link at the root, which would take the whole bucket."""
+    fs_id, fs = only(synth.resources("prod", "Storage", "AWS::FSx::FileSystem"))
     lustre = fs["Properties"]["LustreConfiguration"]
     assert not {"ImportPath", "ExportPath", "AutoImportPolicy"} & set(lustre)
-    data_bucket = next(k for k in synth.resources(env, "Storage", "AWS::S3::Bucket") if "Data" in k)
+    data_bucket = next(k for k in synth.resources("prod", "Storage", "AWS::S3::Bucket") if "Data" in k)
     links = {}
-    for dra in synth.resources(env, "Storage", "AWS::FSx::DataRepositoryAssociation").values():
+    for dra in synth.resources("prod", "Storage", "AWS::FSx::DataRepositoryAssociation").values():
         props = dra["Properties"]
         assert props["FileSystemId"] == {"Ref": fs_id}
         assert props["S3"] == {"AutoImportPolicy": {"Events": ["NEW", "CHANGED", "DELETED"]}}  # no AutoExportPolicy
@@ -249,6 +248,17 @@ def test_the_file_system_links_each_dataset_and_nothing_else(synth: Synth, env: 
         "/datasets/gpt-tokens": {"Fn::Join": ["", ["s3://", {"Ref": data_bucket}, "/datasets/gpt-tokens/"]]},
         "/datasets/smoke": {"Fn::Join": ["", ["s3://", {"Ref": data_bucket}, "/datasets/smoke/"]]},
     }
+
+
+def test_scratch_2_keeps_its_import_path(synth: Synth) -> None:
+    """dev (SCRATCH_2) keeps the whole-bucket ImportPath it was created with: changing it would replace the file
+    system and every workload stack that imports its id. The specs' reads are bounded by the rule instead."""
+    _, fs = only(synth.resources("dev", "Storage", "AWS::FSx::FileSystem"))
+    lustre = fs["Properties"]["LustreConfiguration"]
+    data_bucket = next(k for k in synth.resources("dev", "Storage", "AWS::S3::Bucket") if "Data" in k)
+    assert lustre["ImportPath"] == {"Fn::Join": ["", ["s3://", {"Ref": data_bucket}]]}
+    assert lustre["AutoImportPolicy"] == "NEW_CHANGED_DELETED"
+    assert not synth.resources("dev", "Storage", "AWS::FSx::DataRepositoryAssociation")
 
 
 @pytest.mark.parametrize("env", ENVS)
