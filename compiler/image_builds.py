@@ -52,6 +52,23 @@ class ImageBuild:
     build_context: Path
     dockerfile: str
     base_image: BaseImage
+    names_program: bool = False  # its Dockerfile names what runs when a job ships no code (`names_a_program`)
+
+
+# An instruction that names the program a container runs: an ENTRYPOINT of its own, or the training toolkit's
+# SAGEMAKER_PROGRAM in the image's environment (sagemaker_training.environment reads it before the job's
+# sagemaker_program hyperparameter).
+_OWN_PROGRAM = re.compile(r"^(ENTRYPOINT\s|ENV\s.*\bSAGEMAKER_PROGRAM[=\s])", re.IGNORECASE)
+
+
+def names_a_program(dockerfile: str) -> bool:
+    """Whether a Dockerfile names the program its container runs when a job ships no code.
+
+    An image built on an AWS Deep Learning Container runs the training toolkit, which runs the program the job names
+    (`sagemaker_program`, from `entry_point`); a job that ships no code runs only what the image names itself.
+    """
+    joined = re.sub(r"\\\n", " ", dockerfile)
+    return any(_OWN_PROGRAM.match(line.strip()) for line in joined.splitlines())
 
 
 def _one(name: str, r: Reader, project: Project) -> ImageBuild | None:
@@ -73,7 +90,8 @@ def _one(name: str, r: Reader, project: Project) -> ImageBuild | None:
         r.problem("build_context", f"{context_text}/{dockerfile} is not a Dockerfile in this repository")
         return None
     return ImageBuild(repository=name, build_context=context, dockerfile=dockerfile,
-                      base_image=BaseImage(**fields, digest=digest))  # type: ignore[arg-type]
+                      base_image=BaseImage(**fields, digest=digest),  # type: ignore[arg-type]
+                      names_program=names_a_program((context / dockerfile).read_text(errors="replace")))
 
 
 def image_builds(project: Project, regions: list[str]) -> dict[str, ImageBuild]:

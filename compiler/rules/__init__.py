@@ -14,7 +14,6 @@ from compiler.rules import (  # noqa: F401 - registers rules
     isolation,
     limits,
     paths,
-    project_images,
     run,
     schedule,
     secret_refs,

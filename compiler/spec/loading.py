@@ -17,7 +17,7 @@ from typing import Any
 from compiler import rules
 from compiler.environments import Environment
 from compiler.errors import Problem, SpecError
-from compiler.image_builds import IMAGES_KEY
+from compiler.image_builds import IMAGES_KEY, ImageBuild
 from compiler.model import ProjectImage, Workload
 from compiler.project import Project
 from compiler.reader import Findings
@@ -146,7 +146,15 @@ def workload_files(directory: Path) -> list[Path]:
 
 
 def _check_image(workload: Workload, images: Collection[str] | None, findings: Findings) -> None:
-    if images is None or not isinstance(workload.image, ProjectImage) or workload.image.repository in images:
+    if images is None or not isinstance(workload.image, ProjectImage):
+        return
+    if workload.image.repository in images:
+        build = images.get(workload.image.repository) if isinstance(images, Mapping) else None
+        if isinstance(build, ImageBuild) and workload.code is None and not build.names_program:
+            findings.problem("entry_point", f"the image {build.repository!r} names no program of its own (its "
+                             f"{build.dockerfile} sets no ENTRYPOINT and no SAGEMAKER_PROGRAM), so a job that ships "
+                             f"no code runs nothing: add entry_point (the script, e.g. train.py) and source_dir (its "
+                             f"folder, e.g. ../training)")
         return
     built = ", ".join(sorted(images)) or "none"
     findings.problem("image.repository", f"this project builds no image named {workload.image.repository!r} (it builds: "

@@ -237,7 +237,7 @@ GENERIC_CASES = [
     Case("generic Estimator: image only (str() hyperparameters, no sagemaker_* keys)", {
         "name": "mpi-bench", "image_uri": OWN_IMAGE, "instance_count": 2, "instance_type": "ml.c5.xlarge",
         "volume_size": 50, "hyperparameters": {"mpi_world_size": 2},
-    }, warns=("instance_type",)),
+    }),  # CPU-only nodes: no EFA warning (compiler/rules/compute.py)
     Case("generic Estimator: image only, every JSON type as str(), network isolation (no code channel)", {
         "name": "bench-types", "image_uri": OWN_IMAGE, "instance_type": "ml.c5.xlarge",
         "hyperparameters": EVERY_JSON_TYPE, "enable_network_isolation": True,
@@ -440,7 +440,7 @@ FEATURE_CASES = [
             {"instance_group_name": "gpu", "instance_type": "ml.g5.12xlarge", "instance_count": 1},
             {"instance_group_name": "cpu", "instance_type": "ml.c5.18xlarge", "instance_count": 2},
         ],
-    ), warns=("instance_groups", "distribution")),
+    ), warns=("distribution",)),  # the CPU group is not warned for EFA; g5.12xlarge has it
     Case("heterogeneous cluster with mpi", _spec(
         "gpt-hetero-mpi", **PYTORCH_2_3, instance_groups=[
             {"instance_group_name": "gpu", "instance_type": "ml.p4d.24xlarge", "instance_count": 2},
