@@ -78,9 +78,14 @@ def poll_states(capacity_window_polls: int, training_seconds: int, stall_entry: 
     rules: list[dict[str, Any]] = [{**_watching(WAITING_FOR_INSTANCES), "Next": "Count look before training"}]
     if stall_entry is not None:
         rules.append({**_watching(("Training",)), "Next": stall_entry})
+    # Looks a minute apart only while that is bounded: a job waiting for instances (the capacity window) or stopping.
+    # A job the run could not stop (its reason set, still InProgress) is looked at like a training one, so a refused
+    # stop never fills the history with one-minute looks until max_run.
     waiting = [{"Variable": "$.job.raw.SecondaryStatus", "StringEquals": s} for s in WAITING_FOR_INSTANCES]
-    rules.append({"And": [_status("InProgress"), {"Variable": "$.watch.reason", "StringEquals": NO_REASON},
-                          {"Not": {"Or": waiting}}], "Next": TRAINING_WAIT})
+    rules.append({"And": [_status("InProgress"),
+                          {"Or": [{"Not": {"Or": waiting}},
+                                  {"Not": {"Variable": "$.watch.reason", "StringEquals": NO_REASON}}]}],
+                  "Next": TRAINING_WAIT})
     rules.append({"Or": [_status("InProgress"), _status("Stopping")], "Next": WAIT})
     return {
         WATCH: {"Type": "Pass", "Comment": "Per attempt: looks before training, looks without progress, why stopped.",
@@ -119,7 +124,7 @@ def poll_states(capacity_window_polls: int, training_seconds: int, stall_entry: 
             "ResultPath": "$.stop",
             "Retry": [{"ErrorEquals": [recovery.SDK_GENERIC_ERROR], "IntervalSeconds": 5, "BackoffRate": 2.0,
                        "MaxAttempts": 3}],
-            "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.stop", "Next": WAIT}],
+            "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.stop", "Next": TRAINING_WAIT}],
             "Next": WAIT,
         },
         **recovery.lost_job_states(job_defaults, summarize),

@@ -174,3 +174,26 @@ def test_every_attempt_training_for_max_run_fits_the_execution_history(deployed,
         looks = attempts * (spec.max_run / spec.training_poll_seconds + 1)
         assert looks * per_look + attempts * rest <= HISTORY_LIMIT, spec.workload
         assert spec.training_poll_seconds % 60 == 0 and spec.training_poll_seconds >= 60
+
+
+class _StopRefused(sage.FakeSageMaker):
+    """StopTrainingJob refused (AccessDenied, say): the job goes on and ends by itself."""
+
+    def stop(self, name: str) -> None:
+        self.stop_calls.append(name)
+        raise sage.ClientError({"Error": {"Code": "AccessDeniedException", "Message": "not authorized"},
+                                "ResponseMetadata": {"HTTPStatusCode": 400, "RequestId": "1a"}}, "StopTrainingJob")
+
+
+def test_a_job_the_run_cannot_stop_is_looked_at_like_a_training_one(fallback, monkeypatch) -> None:
+    # The window stops a job still Starting; the stop is refused (3 repeats) and the job starts later and completes.
+    # Looks after that are the training ones (4 minutes apart for sm-fallback), not one a minute until max_run.
+    monkeypatch.setattr("tests.statemachine.harness.FakeSageMaker", _StopRefused)
+    run = fallback.run({}, [sage.Outcome("complete", starting_looks=WINDOW_LOOKS + 3, describes_to_finish=2)])
+    assert run.status == "SUCCEEDED", run.cause
+    [request] = run.fake.calls
+    assert run.fake.stop_calls == [request["TrainingJobName"]] * 4  # the call and its 3 repeats
+    looks = run.fake.poll_waits
+    assert looks[:WINDOW_LOOKS] == [LOOK_SECONDS] * WINDOW_LOOKS
+    assert looks[WINDOW_LOOKS:] == [240] * (len(looks) - WINDOW_LOOKS)
+    assert run.output["attempts"] == 1  # not relaunched: the job it could not stop went on
