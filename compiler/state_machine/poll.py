@@ -33,7 +33,7 @@ LOOK_EVENTS_BUDGET = 20_000  # the looks' share; the rest for the states around 
 # History events of one look while the job trains: Wait (entered, exited), DescribeTrainingJob (entered, scheduled,
 # started, succeeded, exited), Choice (entered, exited); with the stall watchdog its states too.
 LOOK_EVENTS = 9
-WATCHDOG_LOOK_EVENTS = 9 + 15
+WATCHDOG_LOOK_EVENTS = 9 + 9  # GetMetricData (5), a Choice (2), a Pass (2)
 WATCH = "Watch the job"
 WAIT = "Wait on the job"
 TRAINING_WAIT = "Wait while it trains"
@@ -89,7 +89,7 @@ def poll_states(capacity_window_polls: int, training_seconds: int, stall_entry: 
     rules.append({"Or": [_status("InProgress"), _status("Stopping")], "Next": WAIT})
     return {
         WATCH: {"Type": "Pass", "Comment": "Per attempt: looks before training, looks without progress, why stopped.",
-                "Parameters": {"starting": 0, "quiet": 0, "since": "", "reason": NO_REASON},
+                "Parameters": {"starting": 0, "quiet": 0, "since.$": "$$.State.EnteredTime", "reason": NO_REASON},
                 "ResultPath": "$.watch", "Next": WAIT},
         WAIT: {"Type": "Wait", "Seconds": POLL_SECONDS, "Next": DESCRIBE},
         TRAINING_WAIT: {"Type": "Wait", "Seconds": training_seconds, "Next": DESCRIBE},

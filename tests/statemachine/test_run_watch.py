@@ -11,6 +11,8 @@ The loop looks at the job once a minute (60 s, docs/state-machines.md), so a 10-
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from tests.statemachine import sagemaker_sync as sage
@@ -85,18 +87,18 @@ def test_a_job_that_progresses_is_watched_and_never_stopped(watched) -> None:
     [request] = run.fake.calls
     name = request["TrainingJobName"]
     assert run.fake.stop_calls == []
-    # The first look at a training job starts the watch; the next three ask.
+    # Every look at the training job asks (4 looks), from the job's creation at first.
     queries = run.fake.metric_queries
-    assert len(queries) == 3
+    assert len(queries) == 4
     for query in queries:
         assert {q["Id"] for q in query["MetricDataQueries"]} == {"byhost", "byjob"}
         stats = {q["Id"]: q["MetricStat"] for q in query["MetricDataQueries"]}
         assert stats["byhost"]["Metric"] == {"Namespace": JOBS_NAMESPACE, "MetricName": "train:loss",
                                              "Dimensions": [{"Name": "Host", "Value": f"{name}/algo-1"}]}
         assert stats["byjob"]["Metric"]["Dimensions"] == [{"Name": "TrainingJobName", "Value": name}]
-    # Each look that saw progress moves the start of the next question to its own time.
-    assert queries[1]["StartTime"] == queries[0]["EndTime"] and queries[2]["StartTime"] == queries[1]["EndTime"]
-    assert queries[0]["StartTime"] < queries[0]["EndTime"]
+    # Each look that saw progress moves the start of the next question to its own time: right after its question.
+    for earlier, later in itertools.pairwise(queries):
+        assert earlier["StartTime"] < earlier["EndTime"] <= later["StartTime"] < later["EndTime"]
     assert run.output["stall_relaunches"] == 0
     check_requests(watched, run, {})
 
@@ -111,7 +113,7 @@ def test_a_stalled_job_is_stopped_and_relaunched_from_its_checkpoints(watched) -
     assert first["ResourceConfig"]["InstanceType"] == second["ResourceConfig"]["InstanceType"] == "ml.g5.2xlarge"
     assert [job_parts(watched.spec, c["TrainingJobName"])[1] for c in run.fake.calls] == [0, 1]
     assert first["CheckpointConfig"] == second["CheckpointConfig"]
-    # One look starts the watch, one sees progress, then 5 quiet looks stop the job.
+    # One look sees progress, then 5 quiet looks stop the job.
     assert run.fake.looks[first["TrainingJobName"]] == 1 + STALL_LOOKS
     assert run.fake.waits == []  # relaunched at once
     assert (run.output["stall_relaunches"], run.output["attempts"], run.output["job_name"]) == (
