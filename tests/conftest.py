@@ -4,6 +4,8 @@ import os
 
 import pytest
 
+from tests import moto_fixes
+
 os.environ.setdefault("SAGEMAKER_SUPPRESS_V2_WARNING", "1")
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 os.environ.setdefault("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")
@@ -19,6 +21,8 @@ from hypothesis import settings
 settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI", "").lower() == "true":
     settings.load_profile("ci")
+
+moto_fixes.install()  # where moto's Step Functions interpreter differs from Step Functions (tests/moto_fixes.py)
 
 
 @pytest.fixture(scope="session")
