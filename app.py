@@ -9,7 +9,7 @@ from pathlib import Path
 
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 
-from compiler.project import Project
+from compiler.inputs.project import Project
 from stacks.app import main
 
 if __name__ == "__main__":

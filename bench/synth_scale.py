@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from compiler.environments import CONTEXT_KEY, DEFAULT_WORKLOAD_SHARDS  # noqa: E402
+from compiler.inputs.environments import CONTEXT_KEY, DEFAULT_WORKLOAD_SHARDS  # noqa: E402
 
 
 def _peak_kib(pid: str) -> int:
@@ -90,7 +90,7 @@ def project(count: int, root: Path) -> Path:
 
 def child(count: int) -> None:
     """Synthesize dev with `count` generated workloads and print one JSON line of measurements."""
-    from compiler.project import Project
+    from compiler.inputs.project import Project
     from stacks.app import build_app
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -29,7 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 EMPTY_APP = ("import aws_cdk as cdk\napp = cdk.App(builtin_cloud_formation_validation={validation})\n"
              "cdk.Stack(app, 'Empty', env=cdk.Environment(account='111111111111', region='us-east-1'))\napp.synth()\n")
-APP_WITHOUT_VALIDATION = ("from pathlib import Path\nfrom compiler.project import Project\nfrom stacks.app import build_app\n"
+APP_WITHOUT_VALIDATION = ("from pathlib import Path\nfrom compiler.inputs.project import Project\n"
+                          "from stacks.app import build_app\n"
                           "build_app(Project(Path('.').resolve()), builtin_validation=False).synth()\n")
 PROGRAMS = {
     "empty CDK app": [sys.executable, "-c", EMPTY_APP.format(validation=True)],

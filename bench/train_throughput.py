@@ -4,7 +4,7 @@ Runs the trainer's own model, DDP / FSDP2 wrapping and fused AdamW on synthetic 
 loading is not measured), bf16 autocast, optional torch.compile (as the trainer compiles: the whole model under
 DDP, each block under FSDP), and reports for each mode: tokens per second per GPU, milliseconds per step, the
 seconds one checkpoint (model + AdamW) blocks training and then writes in the background, and MFU = achieved
-model FLOP/s per GPU divided by the GPU's dense bf16 peak from `compiler.catalog.dense_bf16_tflops()` (the single
+model FLOP/s per GPU divided by the GPU's dense bf16 peak from `compiler.facts.catalog.dense_bf16_tflops()` (the single
 source of peaks).
 Model FLOPs per token follow the PaLM convention, see `gptlm.model.flops_per_token`.
 
@@ -33,7 +33,7 @@ import torch.distributed as dist
 from gptlm import dcp, optim, parallel
 from gptlm.model import GPT, build_config, count_parameters, flops_per_token
 
-from compiler.catalog import dense_bf16_tflops
+from compiler.facts.catalog import dense_bf16_tflops
 
 # torch.cuda.get_device_name() -> catalog accelerator model; first matching rule wins.
 _GPU_RULES: list[tuple[tuple[str, ...], str]] = [

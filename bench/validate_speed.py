@@ -32,7 +32,7 @@ def main() -> None:
         cwd=ROOT, capture_output=True, text=True,
     )
     sdk_loaded, cdk_loaded = probe.stderr.split()[-2:]
-    from compiler.project import Project
+    from compiler.inputs.project import Project
     from compiler.spec import workload_files
 
     print(f"workloads: {len(workload_files(Project(ROOT).workloads_dir))}, repeats: {repeats}")

@@ -15,19 +15,21 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from compiler import placeholders as ph
-from compiler import schedules, service_model, sourcedir
 from compiler import state_machine as sm
-from compiler.describe import workload_summary
-from compiler.environments import Environment, zone_problems
+from compiler.compilation import schedules
+from compiler.compilation.describe import workload_summary
+from compiler.compilation.stack_layout import layout_problems
 from compiler.errors import Problem, SpecError
-from compiler.image_builds import ImageBuild, image_builds
-from compiler.model import Code, Workload
-from compiler.project import Project
+from compiler.facts import placeholders as ph
+from compiler.facts.samples import sample_values
+from compiler.inputs import sourcedir
+from compiler.inputs.environments import Environment, zone_problems
+from compiler.inputs.image_builds import ImageBuild, image_builds
+from compiler.inputs.model import Code, Workload
+from compiler.inputs.project import Project
 from compiler.rules.secrets import request_credentials
-from compiler.samples import sample_values
+from compiler.sdk import service_model
 from compiler.spec import Loaded, load_workload, load_workloads
-from compiler.stack_layout import layout_problems
 
 # Deploy-time values the stacks provide to each state machine: the environment's (stacks/platform.py, runs.py),
 # its file system's, the code bundle's, and those each workload's construct makes for itself (its role, its job
@@ -50,7 +52,7 @@ class CompiledWorkload:
     deploy_time_names: frozenset[str]  # the `${Name}`s the definition needs from DefinitionSubstitutions
     image: str  # the TrainingImage (a placeholder for an image this project builds)
     bundle: sourcedir.Scan | None  # the code's files, or None for an image-only job
-    summary: dict[str, Any]  # what the state machine's template metadata says of it (compiler/describe.py)
+    summary: dict[str, Any]  # what the state machine's template metadata says of it (compiler/compilation/describe.py)
 
     @property
     def request(self) -> dict[str, Any]:

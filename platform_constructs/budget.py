@@ -2,7 +2,7 @@
 
 One COST budget per environment, named `<env>-training`, filtered to the cost allocation tags the platform sets:
 `environment` on every resource of the environment's stacks (stacks/platform.py) and `training-platform:environment`
-on every training job (compiler/request.py). Cost Explorer, and so AWS Budgets, sees a tag only once it is activated
+on every training job (compiler/compilation/request.py). Cost Explorer, and so AWS Budgets, sees a tag only once it is activated
 as a cost allocation tag in the payer account (Billing console, or `aws ce update-cost-allocation-tags-status`):
 until then the budget counts nothing. Notifications at 80% of the actual cost and 100% of the forecast go to the runs
 topic, where the run results and alarms go; AWS Budgets may publish there (and use the topic's key) for this account's
@@ -20,8 +20,8 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from compiler.environments import Environment
-from compiler.request import TAG_ENVIRONMENT
+from compiler.compilation.request import TAG_ENVIRONMENT
+from compiler.inputs.environments import Environment
 
 METADATA_KEY = "training-platform:budget"
 STACK_TAG = "environment"  # stacks/platform.py tags every resource of the stage with it

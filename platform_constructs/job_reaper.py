@@ -7,7 +7,7 @@ the job on those exits. Per environment:
 - an EventBridge rule on the "Step Functions Execution Status Change" events (source `aws.states`) whose status is
   one of `statuses` (ABORTED, TIMED_OUT, FAILED) and whose `stateMachineArn` starts with the environment's workload
   state machines' prefix `<account/region>:stateMachine:<env>-` (one environment per account and Region,
-  `compiler.environments`);
+  `compiler.inputs.environments`);
 - its target, the reaper state machine (`compiler.state_machine.reaper`: Search by the execution tag, StopTrainingJob
   each InProgress job), started with the execution's ARN, its state machine's ARN and its status only (an input
   transformer: the event also carries the run's input and output, up to 248 KB); EventBridge retries a start that
@@ -44,7 +44,7 @@ from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from compiler.request import TAG_ENVIRONMENT
+from compiler.compilation.request import TAG_ENVIRONMENT
 from compiler.state_machine import reaper
 from compiler.state_machine.machine import state_machine_name
 from platform_constructs.nag import acknowledge, acknowledge_required_wildcards

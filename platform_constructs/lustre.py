@@ -24,7 +24,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from compiler.environments import FsxSettings
+from compiler.inputs.environments import FsxSettings
 from platform_constructs import guards
 from platform_constructs.checkov import acknowledge_check
 

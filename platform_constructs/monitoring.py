@@ -3,7 +3,7 @@
 One dashboard per environment (more pages past 40 workloads, since a dashboard holds at most 500 widgets): a
 title, then one row per workload with its runs (started, succeeded, failed, capacity relaunches), its
 training metrics (the spec's `metric_definitions`) and its instances' GPU, CPU and memory utilization. Job names
-change per run, so job metrics are metric searches on the workload's job-name prefix (`compiler.run_metrics`).
+change per run, so job metrics are metric searches on the workload's job-name prefix (`compiler.facts.run_metrics`).
 
 The dashboard body is written here as plain JSON (CloudWatch's dashboard body format) rather than built from
 `GraphWidget` and `Metric` objects: each of those is a call into the CDK's JavaScript, and a page holds hundreds.
@@ -21,8 +21,8 @@ from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from compiler import run_metrics
-from compiler.model import Workload
+from compiler.facts import run_metrics
+from compiler.inputs.model import Workload
 
 _WIDTH = 8
 _HEIGHT = 6

@@ -4,7 +4,7 @@ Why one AZ: EFA and NCCL traffic between training nodes, and Lustre traffic to t
 zones (latency and cross-AZ charges), and GPU capacity is reserved per AZ *ID*, so the zone can be pinned by ID.
 Why endpoints: jobs run without public internet; S3 goes through a gateway endpoint (free), the other AWS APIs
 a job calls through interface endpoints in the same single zone. A NAT gateway only where an environment asks.
-Every endpoint has a policy (`compiler.endpoint_policies`): this account's principals on this account's resources,
+Every endpoint has a policy (`compiler.facts.endpoint_policies`): this account's principals on this account's resources,
 plus the AWS-owned ones a job needs.
 Why one job security group per workload: EFA needs a group that allows all traffic to and from itself, so every
 node in that group reaches every other one on every port (MPI's sshd, torchrun's store). A group per workload
@@ -24,16 +24,16 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from compiler import endpoint_policies
-from compiler.environments import DEFAULT_TRAINING_SUBNET_MASK
-from compiler.network import INTERFACE_ENDPOINT_SERVICES
+from compiler.compilation.network import INTERFACE_ENDPOINT_SERVICES
+from compiler.facts import endpoint_policies
+from compiler.inputs.environments import DEFAULT_TRAINING_SUBNET_MASK
 from platform_constructs import guards
 from platform_constructs.keys import environment_key
 
 _SELECTION_FIELDS = ("availability_zones", "one_per_az", "subnet_filters", "subnet_group_name", "subnets", "subnet_type")
 
 # What a training job calls besides S3 (image pulls, logs, metrics, credentials, the SageMaker API, secrets). The service list
-# is the compiler's (`compiler.network`), which budgets the subnet's addresses for them; the construct ids here are
+# is the compiler's (`compiler.compilation.network`), which budgets the subnet's addresses for them; the construct ids here are
 # stable names (a changed id would replace the endpoint).
 _ENDPOINT_IDS = {"ecr.api": "EcrApi", "ecr.dkr": "EcrDocker", "logs": "Logs", "monitoring": "Monitoring", "sts": "Sts",
                  "sagemaker.api": "SageMakerApi", "secretsmanager": "SecretsManager"}

@@ -15,7 +15,7 @@ Amazon ECR"; What's New 2025-07, "Amazon ECR now supports exceptions to tag immu
 `<asset repository>:<asset hash>`, and the bootstrap repository's tags are immutable (aws/aws-cdk#19937), so a build
 tag only ever receives the image first built for that hash. Every other tag stays immutable.
 
-Only what git tracks is built: the asset excludes every untracked file of the build context (`compiler.tracked`),
+Only what git tracks is built: the asset excludes every untracked file of the build context (`compiler.inputs.tracked`),
 so a `.env` or a scratch file beside the trainer reaches neither the image nor its asset hash; the CDK stages the
 context without them and `docker build` runs in that copy. Outside a git work tree the whole context is built,
 with a warning.
@@ -42,7 +42,7 @@ from aws_cdk import aws_logs as logs
 from cdk_ecr_deployment import DockerImageName, ECRDeployment
 from constructs import Construct
 
-from compiler.tracked import docker_exclude, tracked_files, untracked_paths
+from compiler.inputs.tracked import docker_exclude, tracked_files, untracked_paths
 from platform_constructs.checkov import acknowledge_check
 from platform_constructs.function_logs import role_and_logs
 from platform_constructs.nag import acknowledge_required_wildcards

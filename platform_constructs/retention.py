@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aws_cdk import aws_logs as logs
 
-from compiler.environments import LOG_RETENTION_DAYS
+from compiler.inputs.environments import LOG_RETENTION_DAYS
 
 # The CDK's RetentionDays members list CloudWatch's allowed periods in ascending order, as LOG_RETENTION_DAYS does
 # (a test checks the synthesized RetentionInDays against the setting).

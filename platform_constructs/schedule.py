@@ -15,8 +15,8 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_scheduler as scheduler
 from constructs import Construct
 
-from compiler import schedules
-from compiler.model import Workload
+from compiler.compilation import schedules
+from compiler.inputs.model import Workload
 
 METADATA_KEY = "training-platform:schedule"
 # A start that has not got through within an hour is dropped (a nightly run should not begin mid-morning); until then

@@ -26,7 +26,7 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import custom_resources as cr
 from constructs import Construct
 
-from compiler.environments import LOG_RETENTION_DAYS
+from compiler.inputs.environments import LOG_RETENTION_DAYS
 from platform_constructs.function_logs import role_and_logs
 from platform_constructs.nag import acknowledge_required_wildcards
 

@@ -1,6 +1,6 @@
 """A workload's code as a CDK file asset: `sourcedir.tar.gz`, packed by the compiler's rules, written once per content.
 
-The compiler decides what the bundle holds (`compiler.sourcedir.scan`) and how it is packed; this construct writes
+The compiler decides what the bundle holds (`compiler.inputs.sourcedir.scan`) and how it is packed; this construct writes
 the file (under the project's build folder, named by its content hash, so identical code is one file and one asset)
 and makes it an asset that `cdk deploy` uploads. The archive is byte-reproducible, so the asset's hash, and every
 state machine that names it, changes only when a file of the code does.
@@ -15,9 +15,9 @@ from pathlib import Path
 from aws_cdk import aws_s3_assets as s3_assets
 from constructs import Construct
 
-from compiler import sourcedir
 from compiler.errors import Problem, SpecError
-from compiler.model import Code
+from compiler.inputs import sourcedir
+from compiler.inputs.model import Code
 
 
 def write_bundle(code: Code, project_root: Path, build_dir: Path) -> Path:

@@ -24,7 +24,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from compiler.environments import TRAINING_LOG_GROUP
+from compiler.inputs.environments import TRAINING_LOG_GROUP
 from platform_constructs.nag import acknowledge_required_wildcards
 from platform_constructs.retention import days_of
 from platform_constructs.service_log_group import ServiceLogGroup

@@ -28,13 +28,14 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from compiler import run_metrics, secret_refs
 from compiler import state_machine as sm
-from compiler.describe import METADATA_KEY
-from compiler.images import ecr_repository_arn
-from compiler.model import ProjectImage, S3Channel
+from compiler.compilation import secret_refs
+from compiler.compilation.describe import METADATA_KEY
+from compiler.compilation.images import ecr_repository_arn
+from compiler.facts import run_metrics
+from compiler.facts.placeholders import EXECUTION_ROLE_ARN, RUN_ID_LENGTH, TRAINING_SECURITY_GROUP_ID
+from compiler.inputs.model import ProjectImage, S3Channel
 from compiler.pipeline import CompiledWorkload
-from compiler.placeholders import EXECUTION_ROLE_ARN, RUN_ID_LENGTH, TRAINING_SECURITY_GROUP_ID
 from platform_constructs.nag import acknowledge_required_wildcards
 from platform_constructs.network import TrainingNetwork
 from platform_constructs.source_bundle import SourceBundle
@@ -262,7 +263,7 @@ class TrainingWorkload(Construct):
     def add_failed_runs_alarm(self, topic: sns.ITopic) -> cloudwatch.CfnAlarm:
         """An alarm, to `topic`, on any failed run of this workload (a stopped run is not a failure).
 
-        An L1 alarm on Step Functions' own metric (the names in compiler/run_metrics.py, which the dashboard reads
+        An L1 alarm on Step Functions' own metric (the names in compiler/facts/run_metrics.py, which the dashboard reads
         too): one call into the CDK per workload, where a `Metric` and its alarm take seven.
         """
         return cloudwatch.CfnAlarm(

@@ -12,7 +12,7 @@ import aws_cdk as cdk
 from aws_cdk import aws_kms as kms
 from constructs import Construct
 
-from compiler.environments import Environment
+from compiler.inputs.environments import Environment
 from platform_constructs.network import TrainingNetwork
 from platform_constructs.retention import retention
 from platform_constructs.training_jobs import TrainingJobsAccess

@@ -15,11 +15,11 @@ from typing import Any
 import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks
 
-from compiler.environments import Environment
 from compiler.errors import SpecError
-from compiler.image_builds import ImageBuild
+from compiler.inputs.environments import Environment
+from compiler.inputs.image_builds import ImageBuild
+from compiler.inputs.project import Project
 from compiler.pipeline import Compiled, compile_project
-from compiler.project import Project
 from compiler.spec import Loaded
 from platform_constructs.checkov import acknowledge_custom_resource_functions
 from platform_constructs.rule_descriptions import guard_rule_descriptions

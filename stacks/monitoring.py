@@ -16,8 +16,8 @@ import aws_cdk as cdk
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from compiler.environments import Environment
-from compiler.model import Workload
+from compiler.inputs.environments import Environment
+from compiler.inputs.model import Workload
 from platform_constructs.monitoring import CapacityExhaustedAlarm, TrainingDashboards, dashboard_pages
 
 # A page is at most about 120 KB of dashboard body; in the template (escaped, with the state machines' ARNs as

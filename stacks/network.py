@@ -8,9 +8,9 @@ from typing import Any
 import aws_cdk as cdk
 from constructs import Construct
 
-from compiler.dns_firewall import CONTEXT_KEY, settings_for
-from compiler.environments import Environment
-from compiler.images import pulled_repositories
+from compiler.compilation.images import pulled_repositories
+from compiler.facts.dns_firewall import CONTEXT_KEY, settings_for
+from compiler.inputs.environments import Environment
 from platform_constructs.dns_firewall import TrainingDnsFirewall
 from platform_constructs.function_logs import provider_functions_log_to_own_groups
 from platform_constructs.network import TrainingNetwork

@@ -15,9 +15,9 @@ import aws_cdk as cdk
 from aws_cdk import aws_kms as kms
 from constructs import Construct
 
-from compiler import placeholders as ph
-from compiler.environments import Environment
-from compiler.image_builds import ImageBuild
+from compiler.facts import placeholders as ph
+from compiler.inputs.environments import Environment
+from compiler.inputs.image_builds import ImageBuild
 from compiler.pipeline import CompiledWorkload
 from platform_constructs.lustre import TrainingFileSystem
 from platform_constructs.network import TrainingNetwork
@@ -45,7 +45,7 @@ class PlatformResources:
     training_jobs: TrainingJobsAccess
 
     def substitutions(self) -> dict[str, str]:
-        """Every environment-wide deploy-time placeholder (compiler/placeholders.py) this platform fills, as tokens.
+        """Every environment-wide deploy-time placeholder (compiler/facts/placeholders.py) this platform fills, as tokens.
 
         The job security group is each workload's own (platform_constructs/workload.py), filled there."""
         values = {

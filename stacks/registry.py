@@ -9,8 +9,8 @@ import aws_cdk as cdk
 from aws_cdk import aws_kms as kms
 from constructs import Construct
 
-from compiler.environments import Environment
-from compiler.image_builds import ImageBuild
+from compiler.inputs.environments import Environment
+from compiler.inputs.image_builds import ImageBuild
 from platform_constructs.registry import TrainingImageRepository
 from platform_constructs.retention import retention
 

@@ -17,8 +17,8 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subscriptions
 from constructs import Construct
 
-from compiler import run_metrics
-from compiler.environments import Environment
+from compiler.facts import run_metrics
+from compiler.inputs.environments import Environment
 from platform_constructs.budget import EnvironmentBudget
 from platform_constructs.job_reaper import JobReaper
 from platform_constructs.keys import environment_key
@@ -82,7 +82,7 @@ class RunsStack(cdk.Stack):
             sid="Tracing", resources=["*"],
             actions=["xray:PutTraceSegments", "xray:PutTelemetryRecords", "xray:GetSamplingRules",
                      "xray:GetSamplingTargets"])], description="Step Functions X-Ray tracing (no resource ARNs)")
-        # Capacity relaunches and exhausted capacity, which Step Functions does not count (compiler/run_metrics.py).
+        # Capacity relaunches and exhausted capacity, which Step Functions does not count (compiler/facts/run_metrics.py).
         self.metrics_policy = iam.ManagedPolicy(self, "RunMetrics", statements=[iam.PolicyStatement(
             sid="RunMetrics", actions=["cloudwatch:PutMetricData"], resources=["*"],
             conditions={"StringEquals": {"cloudwatch:namespace": run_metrics.NAMESPACE}})],

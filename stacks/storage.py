@@ -7,7 +7,7 @@ from typing import Any
 import aws_cdk as cdk
 from constructs import Construct
 
-from compiler.environments import Environment
+from compiler.inputs.environments import Environment
 from platform_constructs.function_logs import provider_functions_log_to_own_groups
 from platform_constructs.lustre import TrainingFileSystem
 from platform_constructs.network import TrainingNetwork

@@ -1,7 +1,7 @@
 """Workload stacks: one `TrainingWorkload` (execution role, state machine, its role) per workload, in stable shards.
 
 Per environment: the `Runs` stack (shared by every state machine), `Workloads00` .. `Workloads<shards-1>`
-(stateless; `compiler.stack_layout` says which workload goes where, from the environment's `workload_shards`), and
+(stateless; `compiler.compilation.stack_layout` says which workload goes where, from the environment's `workload_shards`), and
 `Monitoring` (dashboards and the capacity alarm; more `MonitoringNN` stacks past a few hundred workloads).
 Only shards that hold a workload become stacks.
 Source bundles are one asset per distinct bundle per stack. Synth stops, naming the setting, when a shard nears
@@ -19,18 +19,18 @@ import aws_cdk as cdk
 import jsii
 from constructs import Construct, IValidation
 
-from compiler import schedules
 from compiler import state_machine as sm
+from compiler.compilation import schedules
+from compiler.compilation.stack_layout import MAX_STACK_RESOURCES, shard_of, shard_problem, shard_stack_name, shard_template_bytes
 from compiler.errors import Problem, SpecError
-from compiler.model import Code
-from compiler.pipeline import CompiledWorkload
-from compiler.placeholders import (
+from compiler.facts.placeholders import (
     EXECUTION_ROLE_ARN,
     SOURCE_DIR_FILE_NAME,
     SOURCE_DIR_S3_URI,
     TRAINING_SECURITY_GROUP_ID,
 )
-from compiler.stack_layout import MAX_STACK_RESOURCES, shard_of, shard_problem, shard_stack_name, shard_template_bytes
+from compiler.inputs.model import Code
+from compiler.pipeline import CompiledWorkload
 from platform_constructs.schedule import WorkloadSchedule
 from platform_constructs.source_bundle import SourceBundle, write_bundle
 from platform_constructs.workload import TrainingWorkload, WorkloadPlatform

@@ -6,8 +6,8 @@ import functools
 import shutil
 from pathlib import Path
 
-from compiler.environments import Environment
-from compiler.project import Project
+from compiler.inputs.environments import Environment
+from compiler.inputs.project import Project
 from compiler.spec import Loaded, load_workloads, workload_files
 
 ROOT = Path(__file__).resolve().parents[1]

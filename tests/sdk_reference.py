@@ -34,8 +34,8 @@ from types import ModuleType
 from typing import Any
 from unittest import mock
 
-from compiler import placeholders as _ph
-from compiler import samples as _samples
+from compiler.facts import placeholders as _ph
+from compiler.facts import samples as _samples
 from compiler.spec.keys import SDK_ARGUMENTS
 
 REGION = _samples.REGION
@@ -50,7 +50,7 @@ FRAMEWORKS = ("pytorch", "tensorflow", "huggingface", "generic")
 RUN_ID = _samples.RUN_VALUES[_ph.RUN_ID]
 FSX_MOUNT = _samples.DEPLOY_VALUES[_ph.FSX_MOUNT_NAME]
 
-# Deploy-time and run-time values, as CloudFormation and the state machine fill them (compiler/samples.py);
+# Deploy-time and run-time values, as CloudFormation and the state machine fill them (compiler/facts/samples.py);
 # the SDK side of a parity test gets the same ones as estimator arguments.
 DEPLOY_VALUES: dict[str, str] = _samples.DEPLOY_VALUES | _samples.RUN_VALUES | {
     _ph.SOURCE_DIR_S3_URI: SOURCE_DIR,

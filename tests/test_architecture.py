@@ -43,4 +43,17 @@ def test_a_cdk_import_in_the_compiler_breaks_the_pure_compiler_contract(tmp_path
     assert result.returncode == 1, result.stdout + result.stderr
     assert "The compiler is pure" in result.stdout and "BROKEN" in result.stdout
     assert "compiler.shortcut -> aws_cdk" in result.stdout
-    assert "4 kept, 1 broken" in result.stdout
+    assert "5 kept, 1 broken" in result.stdout
+
+
+def test_a_fact_importing_the_pipeline_breaks_the_compiler_layers(tmp_path: Path) -> None:
+    for package in PACKAGES:
+        shutil.copytree(PROJECT.root / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(PROJECT.root / "pyproject.toml", tmp_path / "pyproject.toml")
+    (tmp_path / "compiler" / "facts" / "shortcut.py").write_text("from compiler import pipeline\n")
+
+    result = lint_imports(tmp_path)
+
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "The compiler's layers" in result.stdout and "BROKEN" in result.stdout
+    assert "compiler.facts.shortcut -> compiler.pipeline" in result.stdout

@@ -13,8 +13,8 @@ import functools
 from collections.abc import Iterator
 from typing import Any
 
-from compiler.environments import Environment
 from compiler.errors import Problem, SpecError
+from compiler.inputs.environments import Environment
 from trainctl.common import problem
 from trainctl.target import Target
 

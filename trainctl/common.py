@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from compiler.errors import Problem, SpecError
-from compiler.project import Project
+from compiler.inputs.project import Project
 
 
 def project_of(args: argparse.Namespace, spec: str | None = None) -> Project:

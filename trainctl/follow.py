@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
-from compiler import catalog
-from compiler.summaries import RunSummary
+from compiler.facts import catalog
+from compiler.facts.summaries import RunSummary
 from trainctl.aws import Clients, aws_errors
 from trainctl.durations import duration
 from trainctl.history import Launch, create_failure, history, launch_of

@@ -31,10 +31,11 @@ from typing import Any
 
 import yaml
 
-from compiler import sourcedir, strategies
+from compiler.compilation import strategies
 from compiler.errors import SpecError
-from compiler.model import Workload
-from compiler.project import Project
+from compiler.inputs import sourcedir
+from compiler.inputs.model import Workload
+from compiler.inputs.project import Project
 from compiler.spec import load_spec_workload
 from trainctl.common import project_of
 

@@ -2,7 +2,7 @@
 
 Every cost the platform shows or enforces (the state machine's cost estimate, `max_run_cost_usd`, a schedule's monthly
 projection against `monthly_budget_usd`) uses the prices of the environment's region, from
-`compiler/data/prices/<region>.json`. Synth never asks AWS: this command is the one place that does, with the user's
+`compiler/facts/data/prices/<region>.json`. Synth never asks AWS: this command is the one place that does, with the user's
 credentials (`pricing:GetProducts`), and writes the file to commit, with its source and date.
 
 The query (AWS Price List Query API; see docs/aws-assumptions.md, "Prices"):
@@ -11,7 +11,7 @@ The query (AWS Price List Query API; see docs/aws-assumptions.md, "Prices"):
   `<region prefix>-Train:<instance type>` (e.g. `USE1-Train:ml.m5.large`); spot, warm-pool, notebook, processing
   and hosting usage have other usage types.
 - Each product is checked again here: its `regionCode` and a usage type of exactly that form, an instance type the
-  catalog knows (compiler/data/instance_types.csv), On-Demand terms priced in USD per `Hrs`. Two different prices
+  catalog knows (compiler/facts/data/instance_types.csv), On-Demand terms priced in USD per `Hrs`. Two different prices
   for one type, or none above zero, refuse the whole table: a wrong price is worse than none.
 """
 
@@ -30,8 +30,8 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from compiler import catalog
 from compiler.errors import Problem, SpecError
+from compiler.facts import catalog
 from trainctl.common import project_of
 
 SERVICE_CODE = "AmazonSageMaker"
@@ -120,7 +120,7 @@ def fetch(client: Any, region: str) -> Fetched:
 
 
 def table(fetched: Fetched, today: str) -> dict[str, Any]:
-    """The price file's content (compiler.catalog.PriceTable), types in the catalog's order."""
+    """The price file's content (compiler.facts.catalog.PriceTable), types in the catalog's order."""
     order = list(catalog.catalog())
     dates = sorted({d[:10] for d in fetched.effective})
     effective = f"; terms effective from {dates[0]} to {dates[-1]}" if dates else ""
@@ -185,7 +185,7 @@ def _one_region(root: Path, client: Any, region: str, today: str) -> int:
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("prices", help="write SageMaker training list prices of a region from the AWS Price List API "
-                       "(compiler/data/prices/<region>.json; needs pricing:GetProducts)")
+                       "(compiler/facts/data/prices/<region>.json; needs pricing:GetProducts)")
     p.add_argument("--region", action="append", help="a region whose prices to write (repeatable; default: every "
                    "region of cdk.json's environments)")
     p.add_argument("--profile", default=None, help="AWS profile (default: the usual credential chain)")

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from compiler.project import Project
+from compiler.inputs.project import Project
 from trainctl.aws import Clients, aws_errors
 from trainctl.common import problem
 from trainctl.target import Target, environment, workload_target

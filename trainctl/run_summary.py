@@ -1,4 +1,4 @@
-"""A run's summary (compiler/summaries.py's `RunSummary`, the execution's output the state machine writes), found
+"""A run's summary (compiler/facts/summaries.py's `RunSummary`, the execution's output the state machine writes), found
 for a run that ended either way."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from compiler.summaries import RunSummary
+from compiler.facts.summaries import RunSummary
 from trainctl.history import json_or_none
 
 

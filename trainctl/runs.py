@@ -23,10 +23,10 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from compiler import catalog
-from compiler.overrides import OverridePolicy
+from compiler.compilation.overrides import OverridePolicy
+from compiler.facts import catalog
+from compiler.facts.summaries import RunSummary
 from compiler.spec import load_workload
-from compiler.summaries import RunSummary
 from trainctl import follow as following
 from trainctl.aws import Clients, aws_errors
 from trainctl.common import problem, project_of

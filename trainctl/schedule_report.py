@@ -12,13 +12,13 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, date, datetime
 from typing import Any
 
-from compiler import schedules
-from compiler.environments import Environment
-from compiler.model import Workload
+from compiler.compilation import schedules
+from compiler.inputs.environments import Environment
+from compiler.inputs.model import Workload
 
 SCHEDULE_METADATA = "training-platform:schedule"  # platform_constructs/schedule.py
 BUDGET_METADATA = "training-platform:budget"  # platform_constructs/budget.py
-WORKLOAD_METADATA = "training-platform:workload"  # compiler/describe.py, on each state machine
+WORKLOAD_METADATA = "training-platform:workload"  # compiler/compilation/describe.py, on each state machine
 WORST_CASE = "worst case at list prices: every run lasts max_run on the dearest of its instance types"
 
 

@@ -42,7 +42,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from compiler.errors import SpecError
-from compiler.run_metrics import JOBS_NAMESPACE
+from compiler.facts.run_metrics import JOBS_NAMESPACE
 from compiler.spec import load_workload
 from trainctl.aws import Clients, aws_errors
 from trainctl.common import problem, project_of

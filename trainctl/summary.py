@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from compiler import catalog, cost_ceiling, strategies
-from compiler.describe import fallback_costs
-from compiler.environments import Environment
+from compiler.compilation import cost_ceiling, strategies
+from compiler.compilation.describe import fallback_costs
 from compiler.errors import SpecError
-from compiler.model import Workload
+from compiler.facts import catalog
+from compiler.inputs.environments import Environment
+from compiler.inputs.model import Workload
 from compiler.pipeline import compile_project
 from trainctl.common import project_of
 from trainctl.schedule_report import summary_lines
@@ -126,7 +127,7 @@ def render_summary(outdir: Path, workloads: dict[str, dict[str, Workload]], warn
         resources = sum(s.resources for s in stacks)
         largest = max(stacks, key=lambda s: s.template_bytes)
         out += [f"### {env}", "", *workload_rows(names, workloads.get(env, {}), where), ""]
-        if environments and env in environments:  # whose prices those are (compiler/data/prices)
+        if environments and env in environments:  # whose prices those are (compiler/facts/data/prices)
             out += [f"Prices: {catalog.price_source(environments[env].region)} (n/a where none is verified).", ""]
         if environments and env in environments:  # schedules and the monthly budget (issue 25)
             out += summary_lines(workloads.get(env, {}).values(), environments[env])
@@ -138,7 +139,7 @@ def render_summary(outdir: Path, workloads: dict[str, dict[str, Workload]], warn
         out += [f"| {s.name} | {s.resources} | {s.template_bytes / 1024:.0f} | {len(s.state_machines)} |"
                 for s in stacks]
         out.append("")
-    out += ["Prices: SageMaker training on-demand list prices of each environment's region (compiler/data/prices, "
+    out += ["Prices: SageMaker training on-demand list prices of each environment's region (compiler/facts/data/prices, "
             "written by `trainctl prices`).", "", nag_status(outdir)]
     if warnings:
         out += ["", "#### Warnings", "", *(f"- {w}" for w in warnings)]

@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from compiler import state_machine as sm
-from compiler.environments import Environment
 from compiler.errors import SpecError
-from compiler.project import Project
+from compiler.inputs.environments import Environment
+from compiler.inputs.project import Project
 from compiler.spec import load_workload
 from trainctl.common import problem
 

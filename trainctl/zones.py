@@ -13,7 +13,7 @@ import argparse
 import json
 import sys
 
-from compiler.environments import zone_problems
+from compiler.inputs.environments import zone_problems
 from trainctl.aws import session
 from trainctl.common import project_of
 

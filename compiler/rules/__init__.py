@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from compiler.environments import Environment
-from compiler.model import Workload
-from compiler.reader import Findings
+from compiler.inputs.environments import Environment
+from compiler.inputs.model import Workload
+from compiler.inputs.reader import Findings
 from compiler.rules import (  # noqa: F401 - registers rules
     compute,
     distribution,

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from compiler import catalog, sdk_instances, strategies
-from compiler.model import Compute, InstanceGroup, Workload
-from compiler.reader import Findings
+from compiler.compilation import strategies
+from compiler.facts import catalog
+from compiler.inputs.model import Compute, InstanceGroup, Workload
+from compiler.inputs.reader import Findings
 from compiler.rules.registry import workload_rule
+from compiler.sdk import sdk_instances
 
 
 def training_groups(w: Workload) -> tuple[InstanceGroup, ...]:

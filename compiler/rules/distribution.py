@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from compiler import strategies
-from compiler.model import Workload
-from compiler.reader import Findings
+from compiler.compilation import strategies
+from compiler.inputs.model import Workload
+from compiler.inputs.reader import Findings
 from compiler.rules.registry import workload_rule
 
 

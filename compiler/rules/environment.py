@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import re
 
-from compiler import catalog, network, sdk_rules
-from compiler.environments import Environment
-from compiler.framework_images import ImageNotFound
-from compiler.images import ecr_parts, framework_image
-from compiler.limits import limits, matches
-from compiler.model import FrameworkImage, S3Channel, UriImage, Workload
-from compiler.reader import Findings
+from compiler.compilation import network
+from compiler.compilation.images import ecr_parts, framework_image
+from compiler.facts import catalog
+from compiler.inputs.environments import Environment
+from compiler.inputs.model import FrameworkImage, S3Channel, UriImage, Workload
+from compiler.inputs.reader import Findings
 from compiler.rules.registry import environment_rule
+from compiler.sdk import sdk_rules
+from compiler.sdk.framework_images import ImageNotFound
+from compiler.sdk.limits import limits, matches
 
 _KEY_ARN = r"arn:aws[a-z-]*:kms:(?P<region>[a-z0-9-]+):(?P<account>\d{12}):key/(?:[0-9a-f-]{36}|mrk-[0-9a-f]{32})"
 

@@ -8,10 +8,10 @@ Containers and the like, which the compiler also resolves itself from framework 
 
 from __future__ import annotations
 
-from compiler.environments import Environment
-from compiler.images import aws_image_accounts, ecr_parts, pinned_by_digest
-from compiler.model import UriImage, Workload
-from compiler.reader import Findings
+from compiler.compilation.images import aws_image_accounts, ecr_parts, pinned_by_digest
+from compiler.inputs.environments import Environment
+from compiler.inputs.model import UriImage, Workload
+from compiler.inputs.reader import Findings
 from compiler.rules.registry import environment_rule
 
 

@@ -12,9 +12,9 @@ rule bounds what a channel reads.
 
 from __future__ import annotations
 
-from compiler.environments import DATASETS_DIRECTORY, Environment
-from compiler.model import FsxChannel, Workload
-from compiler.reader import Findings
+from compiler.inputs.environments import DATASETS_DIRECTORY, Environment
+from compiler.inputs.model import FsxChannel, Workload
+from compiler.inputs.reader import Findings
 from compiler.rules.paths import normalized, segments
 from compiler.rules.registry import environment_rule
 

@@ -10,8 +10,8 @@ it in the spec for the review, as `unencrypted_traffic_reason` is for traffic en
 
 from __future__ import annotations
 
-from compiler.model import Workload
-from compiler.reader import Findings
+from compiler.inputs.model import Workload
+from compiler.inputs.reader import Findings
 from compiler.rules.registry import workload_rule
 
 

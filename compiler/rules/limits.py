@@ -7,12 +7,12 @@ and fail at run time, so these rules count the encoded request's parts.
 
 from __future__ import annotations
 
-from compiler import request
-from compiler.environments import Environment
-from compiler.limits import limits, matches
-from compiler.model import Workload
-from compiler.reader import Findings
+from compiler.compilation import request
+from compiler.inputs.environments import Environment
+from compiler.inputs.model import Workload
+from compiler.inputs.reader import Findings
 from compiler.rules.registry import environment_rule
+from compiler.sdk.limits import limits, matches
 
 
 @environment_rule

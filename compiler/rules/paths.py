@@ -18,9 +18,9 @@ Paths are compared by their segments, after dropping empty and `.` segments; a `
 
 from __future__ import annotations
 
-from compiler.environments import DATASETS_DIRECTORY
-from compiler.model import FsxChannel, Workload
-from compiler.reader import Findings
+from compiler.inputs.environments import DATASETS_DIRECTORY
+from compiler.inputs.model import FsxChannel, Workload
+from compiler.inputs.reader import Findings
 from compiler.rules.registry import workload_rule
 
 CHECKPOINT_ROOT = ("opt", "ml")

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from compiler.environments import Environment
-from compiler.model import Workload
-from compiler.reader import Findings
+from compiler.inputs.environments import Environment
+from compiler.inputs.model import Workload
+from compiler.inputs.reader import Findings
 
 WorkloadRule = Callable[[Workload, Findings], None]
 EnvironmentRule = Callable[[Workload, Environment, Findings], None]

@@ -6,15 +6,16 @@ import math
 import re
 from fractions import Fraction
 
-from compiler import catalog, cost_ceiling
-from compiler.environments import Environment
-from compiler.limits import limits
-from compiler.model import Workload
-from compiler.placeholders import RUN_ID_LENGTH
-from compiler.reader import Findings
-from compiler.request import DEBUGGER_HOOK_OFF_FRAMEWORKS
+from compiler.compilation import cost_ceiling
+from compiler.compilation.request import DEBUGGER_HOOK_OFF_FRAMEWORKS
+from compiler.compilation.strategies.base import enabled
+from compiler.facts import catalog
+from compiler.facts.placeholders import RUN_ID_LENGTH
+from compiler.inputs.environments import Environment
+from compiler.inputs.model import Workload
+from compiler.inputs.reader import Findings
 from compiler.rules.registry import environment_rule, workload_rule
-from compiler.strategies.base import enabled
+from compiler.sdk.limits import limits
 
 CODE_CHANNEL = "code"
 WORKLOAD_NAME = re.compile(r"[a-z0-9](-?[a-z0-9])*")

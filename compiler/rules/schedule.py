@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import date
 
-from compiler import schedules
-from compiler.model import Workload
-from compiler.reader import Findings
+from compiler.compilation import schedules
+from compiler.inputs.model import Workload
+from compiler.inputs.reader import Findings
 from compiler.rules.registry import workload_rule
 
 

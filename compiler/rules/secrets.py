@@ -28,8 +28,8 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from compiler.errors import Problem
-from compiler.model import FsxChannel, S3Channel, Workload
-from compiler.reader import Findings
+from compiler.inputs.model import FsxChannel, S3Channel, Workload
+from compiler.inputs.reader import Findings
 from compiler.rules.registry import workload_rule
 
 _VALUE_PATTERNS = (

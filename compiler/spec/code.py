@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from compiler.model import CONTAINER_LOG_LEVEL, Code
-from compiler.reader import Reader
+from compiler.inputs.model import CONTAINER_LOG_LEVEL, Code
+from compiler.inputs.reader import Reader
 
 MAX_PATH = 1024
 

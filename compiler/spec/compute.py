@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from compiler import service_model
-from compiler.limits import limits
-from compiler.model import VOLUME_SIZE_GB, Compute, InstanceGroup
-from compiler.reader import Reader, describe, suggest
+from compiler.inputs.model import VOLUME_SIZE_GB, Compute, InstanceGroup
+from compiler.inputs.reader import Reader, describe, suggest
+from compiler.sdk import service_model
+from compiler.sdk.limits import limits
 
 MAX_VOLUME_GB = 16384  # EBS's largest volume; botocore states only the minimum
 _GROUP_KEYS = {"instance_group_name", "instance_type", "instance_count"}

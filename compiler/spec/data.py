@@ -13,9 +13,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from compiler.limits import allowed, limits
-from compiler.model import Channel, FsxChannel, S3Channel
-from compiler.reader import Reader, describe
+from compiler.inputs.model import Channel, FsxChannel, S3Channel
+from compiler.inputs.reader import Reader, describe
+from compiler.sdk.limits import allowed, limits
 
 S3_URI = re.compile(r"s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/[^\r\n]*)?")
 _KEY_PREFIX = re.compile(r"[^/\s][^\r\n]*")

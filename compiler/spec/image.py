@@ -9,9 +9,9 @@
 
 from __future__ import annotations
 
-from compiler.framework_images import release, release_or_none
-from compiler.model import FRAMEWORKS, Estimator, FrameworkImage, Image, ProjectImage, UriImage
-from compiler.reader import Reader
+from compiler.inputs.model import FRAMEWORKS, Estimator, FrameworkImage, Image, ProjectImage, UriImage
+from compiler.inputs.reader import Reader
+from compiler.sdk.framework_images import release, release_or_none
 
 _VERSION_KEYS = ("framework_version", "py_version", "pytorch_version", "tensorflow_version", "transformers_version")
 _HF_ONLY = ("transformers_version", "pytorch_version", "tensorflow_version")

@@ -15,15 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from compiler import rules
-from compiler.environments import Environment
 from compiler.errors import Problem, SpecError
-from compiler.image_builds import IMAGES_KEY, ImageBuild
-from compiler.model import ProjectImage, Workload
-from compiler.project import Project
-from compiler.reader import Findings
+from compiler.inputs.environments import Environment
+from compiler.inputs.image_builds import IMAGES_KEY, ImageBuild
+from compiler.inputs.model import ProjectImage, Workload
+from compiler.inputs.project import Project
+from compiler.inputs.reader import Findings
+from compiler.inputs.spec_yaml import SpecYamlError, load_spec_text
 from compiler.spec.overridable import OVERRIDABLE, apply, why_not
 from compiler.spec.parse import parse_workload
-from compiler.spec_yaml import SpecYamlError, load_spec_text
 
 ENVIRONMENTS_KEY = "environments"
 
@@ -134,7 +134,7 @@ def _for_environment(spec: SpecFile, env: Environment, base: Workload | None, pr
             return None, _tag([p for p in error.problems if str(p) not in base_problems], env.name), []
     if workload is None:
         return None, problems, []
-    workload = replace(workload, price_region=env.region)  # priced where it runs (compiler/catalog.py)
+    workload = replace(workload, price_region=env.region)  # priced where it runs (compiler/facts/catalog.py)
     findings = Findings(spec.source)
     rules.check_in_environment(workload, env, findings)
     warnings = [f"{w} [environment {env.name}]" for w in findings.warnings]

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from compiler.limits import MAX_RUNTIME_SECONDS, allowed, limits
-from compiler.model import CapacityRetry, Debugging, RunOptions
-from compiler.reader import Reader
+from compiler.inputs.model import CapacityRetry, Debugging, RunOptions
+from compiler.inputs.reader import Reader
+from compiler.sdk.limits import MAX_RUNTIME_SECONDS, allowed, limits
 from compiler.spec.compute import check_instance_type
 
 MAX_CAPACITY_RELAUNCHES = 10

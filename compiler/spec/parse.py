@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from compiler import rules
+from compiler.compilation.schedules import read_schedule
 from compiler.errors import Problem, SpecError
-from compiler.model import Workload
-from compiler.placeholders import RESERVED_SEQUENCE
-from compiler.reader import Findings, Reader, describe, suggest
-from compiler.schedules import read_schedule
+from compiler.facts.placeholders import RESERVED_SEQUENCE
+from compiler.inputs.model import Workload
+from compiler.inputs.reader import Findings, Reader, describe, suggest
 from compiler.spec.code import read_code
 from compiler.spec.compute import read_compute
 from compiler.spec.data import read_inputs, read_model_uri

@@ -13,9 +13,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from compiler.limits import limits, matches
-from compiler.model import Metric
-from compiler.reader import Reader, describe
+from compiler.inputs.model import Metric
+from compiler.inputs.reader import Reader, describe
+from compiler.sdk.limits import limits, matches
 
 HYPERPARAMETER_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:/+=@-]*")
 RESERVED_TAG_PREFIXES = ("aws:", "training-platform:")
@@ -72,7 +72,7 @@ def read_hyperparameters(r: Reader, framework: str) -> dict[str, Any]:
 
 
 def read_choices(r: Reader, hyperparameters: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
-    """`choices: {name: [values]}`: the only values a run may give a text hyperparameter (`compiler.overrides`)."""
+    """`choices: {name: [values]}`: the only values a run may give a text hyperparameter (`compiler.compilation.overrides`)."""
     choices = r.child("choices")
     if choices is None:
         return {}

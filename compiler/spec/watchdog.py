@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from compiler.model import StallWatchdog
-from compiler.reader import Reader, describe
+from compiler.inputs.model import StallWatchdog
+from compiler.inputs.reader import Reader, describe
 
 KEYS = {"metric", "minutes", "max_relaunches"}
 MINUTES = (5, 10080)  # five looks at least (a metric lags its log line by a minute or two); a week at most

@@ -6,8 +6,8 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from compiler import placeholders as ph
 from compiler.errors import Problem, SpecError
+from compiler.facts import placeholders as ph
 
 INVALID_INPUT = "InvalidInput"
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

@@ -1,6 +1,6 @@
 """The per-run cost ceiling in the definition: a budget of run time, spent by each attempt's billable seconds.
 
-`compiler.cost_ceiling` turns `max_run_cost_usd` into seconds per instance count at synth (ASL cannot multiply), and
+`compiler.compilation.cost_ceiling` turns `max_run_cost_usd` into seconds per instance count at synth (ASL cannot multiply), and
 the input check refuses a start whose max_run exceeds them (`input_check`). Here the run keeps what is left
 (`$.run.budget`): every attempt is granted `min(max_run, budget left)` as MaxRuntimeInSeconds, a capacity relaunch
 takes the failed attempt's BillableTimeInSeconds off (`States.MathAdd` of its negation, written as JSON text: ASL has
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from compiler.overrides import OverridePolicy
+from compiler.compilation.overrides import OverridePolicy
 from compiler.state_machine.machine import MachineSpec
 
 GRANT = "Grant run time"

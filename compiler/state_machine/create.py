@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from compiler.request import TAG_EXECUTION
+from compiler.compilation.request import TAG_EXECUTION
 from compiler.state_machine import integrations, poll, preferences, recovery
 from compiler.state_machine.asl import with_run_time
 from compiler.state_machine.machine import MachineSpec

@@ -28,9 +28,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from compiler import catalog, run_metrics
-from compiler import placeholders as ph
 from compiler.errors import SpecError
+from compiler.facts import catalog, run_metrics
+from compiler.facts import placeholders as ph
 from compiler.state_machine import (
     concurrency,
     cost,

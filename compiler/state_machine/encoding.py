@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from compiler.overrides import OverridePolicy
+from compiler.compilation.overrides import OverridePolicy
 from compiler.state_machine.asl import member
 
 

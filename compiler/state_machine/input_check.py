@@ -23,9 +23,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from compiler.compilation.overrides import JSON_CHARACTERS, LARGEST_NUMBER, TEXT_CHARACTERS, OverridePolicy
 from compiler.errors import Problem
-from compiler.limits import limits
-from compiler.overrides import JSON_CHARACTERS, LARGEST_NUMBER, TEXT_CHARACTERS, OverridePolicy
+from compiler.sdk.limits import limits
 from compiler.state_machine.asl import fail, integer_parts, member
 
 FIRST = "Read input"

@@ -9,7 +9,7 @@ the deploy (issue 20). This module is the one place that says what a definition 
   of the service, and Parameters may name only members of its input shape, PascalCase as in the API;
 - error names: `errors_of` gives every name a Task of each kind can report, for Retry and Catch.
 
-Pure: botocore's data files only (as `compiler.service_model`), no client and no credentials.
+Pure: botocore's data files only (as `compiler.sdk.service_model`), no client and no credentials.
 """
 
 from __future__ import annotations

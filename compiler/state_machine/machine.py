@@ -13,11 +13,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from compiler import catalog
-from compiler.environments import Environment
-from compiler.model import StallWatchdog, Workload
-from compiler.overrides import OverridePolicy
-from compiler.request import compile_request
+from compiler.compilation.overrides import OverridePolicy
+from compiler.compilation.request import compile_request
+from compiler.facts import catalog
+from compiler.inputs.environments import Environment
+from compiler.inputs.model import StallWatchdog, Workload
 from compiler.rules.compute import with_instance_type
 from compiler.state_machine import poll
 

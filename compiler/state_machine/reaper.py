@@ -30,8 +30,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from compiler.compilation.request import TAG_ENVIRONMENT, TAG_EXECUTION
 from compiler.errors import SpecError
-from compiler.request import TAG_ENVIRONMENT, TAG_EXECUTION
 from compiler.state_machine import integrations, intrinsics
 
 SEARCH_RESOURCE = integrations.sdk_resource("sagemaker", "search")

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from compiler import run_metrics
+from compiler.facts import run_metrics
 from compiler.state_machine import cost, poll
 from compiler.state_machine.asl import literal
 from compiler.state_machine.machine import MachineSpec

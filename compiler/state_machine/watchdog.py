@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from compiler import run_metrics
-from compiler.model import StallWatchdog
+from compiler.facts import run_metrics
+from compiler.inputs.model import StallWatchdog
 from compiler.state_machine import integrations, poll
 
 ENTRY = "Ask for progress"

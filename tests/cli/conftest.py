@@ -26,7 +26,7 @@ from moto import mock_aws
 from moto.sagemaker.models import FakeTrainingJob
 
 from compiler import state_machine as sm
-from compiler.environments import Environment
+from compiler.inputs.environments import Environment
 from tests.cli.cloud import CloudSageMaker, starts_like_sagemaker
 from tests.project import ENVIRONMENTS, ROOT, loaded
 from tests.statemachine.harness import Deployed, type_requests

@@ -12,7 +12,7 @@ from typing import Any
 import boto3
 from botocore.stub import Stubber
 
-from compiler.project import Project
+from compiler.inputs.project import Project
 from tests.project import ENVIRONMENTS, ROOT
 from trainctl.preflight_checks import Aws, Context
 

@@ -18,7 +18,7 @@ import boto3
 import pytest
 from botocore.exceptions import EndpointConnectionError
 
-from compiler.model import CapacityRetry, Compute
+from compiler.inputs.model import CapacityRetry, Compute
 from compiler.pipeline import compile_one, project_images
 from tests.cli.preflight_fakes import (
     DEV,

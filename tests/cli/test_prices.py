@@ -18,8 +18,8 @@ import botocore.session
 import pytest
 from botocore.stub import Stubber
 
-from compiler import catalog
 from compiler.errors import SpecError
+from compiler.facts import catalog
 from tests.project import ENVIRONMENTS, ROOT
 from trainctl import prices
 
@@ -128,7 +128,7 @@ def test_changes_name_each_type() -> None:
 
 
 def test_each_committed_table_names_its_region_source_and_date_and_prices_only_catalog_types() -> None:
-    folder = ROOT / "compiler" / "data" / "prices"
+    folder = ROOT / "compiler" / "facts" / "data" / "prices"
     tables = sorted(folder.glob("*.json"))
     assert tables, "no price table at all"
     for path in tables:
@@ -144,7 +144,7 @@ def test_a_region_without_a_table_has_no_price_and_says_how_to_get_one() -> None
     assert catalog.price("ml.g5.2xlarge", "eu-north-9") is None
     assert catalog.hourly_cost("ml.g5.2xlarge", 2, "eu-north-9") is None
     assert catalog.price_source("eu-north-9") == ("no verified eu-north-9 prices: run `trainctl prices --region "
-                                                   "eu-north-9` and commit compiler/data/prices/eu-north-9.json")
+                                                   "eu-north-9` and commit compiler/facts/data/prices/eu-north-9.json")
     assert catalog.price_source("us-east-1").startswith("us-east-1 list prices as of ")
 
 

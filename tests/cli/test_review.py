@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 import yaml
 
-from compiler.describe import METADATA_KEY
-from compiler.project import Project
+from compiler.compilation.describe import METADATA_KEY
+from compiler.inputs.project import Project
 from stacks.app import build_app
 from tests.project import ROOT
 from trainctl.cli import main
@@ -106,7 +106,7 @@ def test_workload_changes_show_shape_and_cost_before_and_after_with_fallbacks(ch
         'fallback_instance_types: [] -> ["ml.p4de.24xlarge"]',
         "max_instance_count: 2 -> 3"]
     assert cells[3] == "ml.p4d.24xlarge x 3"
-    assert cells[5] == f"{2 * 37.688:,.2f}"  # list price per hour in compiler/data/instance_types.csv, 2 then 3 nodes
+    assert cells[5] == f"{2 * 37.688:,.2f}"  # list price per hour in compiler/facts/data/instance_types.csv, 2 then 3 nodes
     assert cells[6] == f"{3 * 37.688:,.2f}<br>fallback ml.p4de.24xlarge: {3 * 47.11:,.2f}"
     assert len(rows) == 3  # no other workload changed
 

@@ -6,8 +6,8 @@ import dataclasses
 import re
 import time
 
-from compiler import catalog
 from compiler import state_machine as sm
+from compiler.facts import catalog
 from tests.cli.conftest import WORKLOAD, sagemaker, wait_for_end
 from tests.statemachine.sagemaker_sync import Outcome, capacity_error, fails, installed
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from compiler.summaries import RunSummary
+from compiler.facts.summaries import RunSummary
 from trainctl.runs import run_status
 
 ARN = "arn:aws:states:us-east-1:111111111111:execution:dev-gpt:n"

@@ -1,5 +1,5 @@
 """Issue 25: `trainctl summary` and `trainctl review` show each schedule with its projected runs and worst-case cost,
-and the environment's monthly budget. ml.g5.2xlarge lists at $1.515 an hour (compiler/data/prices/us-east-1.json)."""
+and the environment's monthly budget. ml.g5.2xlarge lists at $1.515 an hour (compiler/facts/data/prices/us-east-1.json)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-from compiler import schedules
-from compiler.describe import workload_summary
+from compiler.compilation import schedules
+from compiler.compilation.describe import workload_summary
 from compiler.spec import parse_workload
 from tests.project import ENVIRONMENTS
 from trainctl.schedule_report import (
@@ -75,7 +75,8 @@ def test_the_review_shows_a_schedule_added_and_the_budget_before_and_after(tmp_p
 
 
 def _machine(tmp_path: Path, **changes: Any) -> dict[str, Any]:
-    """A state machine as the Workloads stack writes it: the workload summary in its metadata (compiler/describe.py)."""
+    """A state machine as the Workloads stack writes it: the workload summary in its metadata
+    (compiler/compilation/describe.py)."""
     (tmp_path / "train.py").write_text("print('hi')\n")
     raw = {"name": "demo", "framework": "pytorch", "framework_version": "2.3.0", "py_version": "py311",
            "entry_point": "train.py", "instance_type": "ml.g5.2xlarge", "instance_count": 1, "max_run": 7200, **changes}

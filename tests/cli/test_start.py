@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from compiler.overrides import OverridePolicy
-from compiler.request import TAG_EXECUTION
+from compiler.compilation.overrides import OverridePolicy
+from compiler.compilation.request import TAG_EXECUTION
 from tests.cli.conftest import WORKLOAD, executions, run_directly, sagemaker, wait_for_end
 from tests.project import loaded
 from tests.statemachine.harness import expected_request

@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from compiler import placeholders as ph
 from compiler import state_machine as sm
 from compiler.errors import SpecError
+from compiler.facts import placeholders as ph
+from compiler.inputs.project import Project
 from compiler.pipeline import provided_names
-from compiler.project import Project
 from compiler.spec import load_spec_workload
 from tests.project import ROOT, project_copy
 from trainctl.cli import main

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from compiler.errors import SpecError
-from compiler.model import Workload
+from compiler.inputs.model import Workload
 from compiler.spec import parse_workload
 from tests.project import ENVIRONMENTS
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from compiler.errors import SpecError
-from compiler.image_builds import IMAGES_KEY, image_builds
-from compiler.project import Project
+from compiler.inputs.image_builds import IMAGES_KEY, image_builds
+from compiler.inputs.project import Project
 from tests.project import ROOT
 
 DIGEST = "sha256:" + "0123456789abcdef" * 4

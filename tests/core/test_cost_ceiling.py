@@ -1,7 +1,7 @@
 """`max_run_cost_usd` at validate (issue 25): the spec's own run must fit, at the highest price of its types in the
 environment's region.
 
-Prices are the region's table (compiler/data/prices/us-east-1.json, USD per instance-hour): ml.p4d.24xlarge 37.688,
+Prices are the region's table (compiler/facts/data/prices/us-east-1.json, USD per instance-hour): ml.p4d.24xlarge 37.688,
 ml.g5.2xlarge 1.515, ml.g5.4xlarge 2.03; ml.g6.48xlarge has none. The repository has no us-west-2 table (prod's
 region in tests/project.py), so every ceiling there is refused with the command that writes one.
 """
@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from compiler import rules
-from compiler.environments import Environment
-from compiler.model import Workload
-from compiler.overrides import OverridePolicy
-from compiler.reader import Findings
+from compiler.compilation.overrides import OverridePolicy
+from compiler.inputs.environments import Environment
+from compiler.inputs.model import Workload
+from compiler.inputs.reader import Findings
 from tests.project import ENVIRONMENTS
 
 G5 = {"instance_type": "ml.g5.2xlarge", "instance_count": 1, "distribution": ..., "max_run": 3600,
@@ -71,7 +71,7 @@ def test_a_region_without_a_price_table_refuses_every_ceiling_naming_the_command
     assert prod.region == "us-west-2"
     [problem] = ceiling_problems(make(**G5, max_run_cost_usd=1000), prod)
     assert "no verified us-west-2 prices for ml.g5.2xlarge" in problem
-    assert "run `trainctl prices --region us-west-2`" in problem and "compiler/data/prices/us-west-2.json" in problem
+    assert "run `trainctl prices --region us-west-2`" in problem and "compiler/facts/data/prices/us-west-2.json" in problem
     assert ceiling_problems(make(**G5), prod) == []  # no ceiling, nothing to enforce
 
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from compiler.environments import parse_environments
 from compiler.errors import SpecError
+from compiler.inputs.environments import parse_environments
 from compiler.spec import load_workload, load_workloads
 from tests.core.test_environment_overrides import BASE, project
 

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from compiler.environments import CONTEXT_KEY, Environment, parse_environments
-from compiler.model import Code, Compute, RunOptions
-from compiler.request import compile_request
+from compiler.compilation.request import compile_request
+from compiler.inputs.environments import CONTEXT_KEY, Environment, parse_environments
+from compiler.inputs.model import Code, Compute, RunOptions
 from tests.project import ENVIRONMENTS, PROJECT
 
 # sagemaker/estimator.py (2.257.7), EstimatorBase.__init__: volume_size=30, max_run=24 * 60 * 60,

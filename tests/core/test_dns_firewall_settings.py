@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from compiler.dns_firewall import allowed_domains, settings_for
 from compiler.errors import SpecError
+from compiler.facts.dns_firewall import allowed_domains, settings_for
 
 
 def flat(region: str) -> set[str]:

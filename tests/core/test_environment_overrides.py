@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 import yaml
 
+from compiler.compilation.request import compile_request
 from compiler.errors import SpecError
-from compiler.project import Project
-from compiler.request import compile_request
+from compiler.inputs.project import Project
 from compiler.spec import Loaded, load_workloads
 from tests.project import ROOT
 
@@ -166,5 +166,5 @@ def test_the_cost_ceiling_differs_per_environment_and_is_checked_there(tmp_path:
     problems = refused(tmp_path / "3", {"dev": {}, "prod": {"max_run_cost_usd": 1000}}, max_run=3600)
     assert [p for p in problems if "max_run_cost_usd" in p] == [
         "workloads/ovr.yaml: max_run_cost_usd: no verified us-west-2 prices for ml.p4d.24xlarge (the repository has no "
-        "compiler/data/prices/us-west-2.json): run `trainctl prices --region us-west-2` with credentials and commit "
+        "compiler/facts/data/prices/us-west-2.json): run `trainctl prices --region us-west-2` with credentials and commit "
         "the file, so the ceiling cannot be enforced there; or remove max_run_cost_usd [environment prod]"]

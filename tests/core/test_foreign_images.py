@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from compiler.images import aws_image_accounts, pinned_by_digest
-from compiler.reader import Findings
+from compiler.compilation.images import aws_image_accounts, pinned_by_digest
+from compiler.inputs.reader import Findings
 from compiler.rules import check_in_environment
 
 FOREIGN = "999999999999.dkr.ecr.us-east-1.amazonaws.com/team/trainer"

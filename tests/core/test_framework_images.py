@@ -1,4 +1,4 @@
-"""compiler.framework_images against the real SDK: the same URI, or both fail, across the SDK's training catalog.
+"""compiler.sdk.framework_images against the real SDK: the same URI, or both fail, across the SDK's training catalog.
 
 The reference is `sagemaker.image_uris.get_training_image_uri`, what the PyTorch, TensorFlow, HuggingFace, MXNet and
 Chainer estimators call from `training_image_uri()`. Three layers of combinations (each test prints its count):
@@ -26,8 +26,8 @@ from typing import Any
 
 import pytest
 
-from compiler import framework_images, sdk_rules
-from compiler.framework_images import ImageNotFound, training_image_uri
+from compiler.sdk import framework_images, sdk_rules
+from compiler.sdk.framework_images import ImageNotFound, training_image_uri
 
 os.environ.setdefault("SAGEMAKER_SUPPRESS_V2_WARNING", "1")
 
@@ -454,7 +454,7 @@ def test_unsupported_framework_is_named() -> None:
 def test_resolving_does_not_import_the_sdk() -> None:
     script = (
         "import sys\n"
-        "from compiler.framework_images import training_image_uri\n"
+        "from compiler.sdk.framework_images import training_image_uri\n"
         "uri = training_image_uri('us-west-2', 'pytorch', '2.3', 'py311', 'ml.p4d.24xlarge')\n"
         "print(uri)\n"
         "print(sorted(m for m in ('sagemaker', 'botocore', 'boto3') if m in sys.modules))\n"

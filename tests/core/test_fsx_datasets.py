@@ -1,6 +1,6 @@
 """FSx datasets: declared per environment in cdk.json (`fsx.datasets`), read only by the workloads they name.
 
-cdk.json's `fsx.datasets.<name>.readers` is checked as it is read (compiler/environments.py); a spec's FSx channel
+cdk.json's `fsx.datasets.<name>.readers` is checked as it is read (compiler/inputs/environments.py); a spec's FSx channel
 reads a dataset that names it, or its own directory, nothing else (compiler/rules/fsx_datasets.py). The base spec's
 workload is `demo`; each refusal has its neighbour just inside the boundary. Paths and names are literals.
 """
@@ -14,10 +14,10 @@ import json
 import botocore.session
 import pytest
 
-from compiler.environments import CONTEXT_KEY, MAX_FSX_DATASETS, FsxDataset, parse_environments
 from compiler.errors import SpecError
-from compiler.model import FsxChannel
-from compiler.reader import Findings
+from compiler.inputs.environments import CONTEXT_KEY, MAX_FSX_DATASETS, FsxDataset, parse_environments
+from compiler.inputs.model import FsxChannel
+from compiler.inputs.reader import Findings
 from compiler.rules import check_in_environment
 from compiler.rules.fsx_datasets import fsx_reads_are_granted_datasets
 from tests.project import ENVIRONMENTS, PROJECT

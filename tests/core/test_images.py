@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from compiler.images import ecr_repository_arn, image_uri, pulled_repositories
+from compiler.compilation.images import ecr_repository_arn, image_uri, pulled_repositories
 
 
 @pytest.mark.parametrize("uri,arn", [

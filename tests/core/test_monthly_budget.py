@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from compiler.environments import CONTEXT_KEY, parse_environments
 from compiler.errors import SpecError
+from compiler.inputs.environments import CONTEXT_KEY, parse_environments
 from tests.project import PROJECT
 
 SHIPPED = json.loads(PROJECT.cdk_json.read_text())["context"][CONTEXT_KEY]

@@ -12,9 +12,9 @@ import json
 
 import pytest
 
-from compiler import placeholders as ph
-from compiler.reader import Findings
-from compiler.request import CODE_CHANNEL_SOURCEDIR, compile_request
+from compiler.compilation.request import CODE_CHANNEL_SOURCEDIR, compile_request
+from compiler.facts import placeholders as ph
+from compiler.inputs.reader import Findings
 from compiler.rules.isolation import network_isolation_is_off_only_with_a_reason
 from tests.project import ENVIRONMENTS, loaded
 

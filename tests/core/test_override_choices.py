@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from compiler.overrides import OverridePolicy
+from compiler.compilation.overrides import OverridePolicy
 
 
 def test_choices_reach_the_override_policy(make) -> None:

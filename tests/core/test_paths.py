@@ -9,10 +9,10 @@ import dataclasses
 
 import pytest
 
+from compiler.compilation.request import compile_request
 from compiler.errors import SpecError
-from compiler.model import FsxChannel
-from compiler.reader import Findings
-from compiler.request import compile_request
+from compiler.inputs.model import FsxChannel
+from compiler.inputs.reader import Findings
 from compiler.rules.paths import fsx_channels_stay_in_bounds
 from tests.project import ENVIRONMENTS
 

@@ -1,6 +1,6 @@
 """The pinned botocore and the SageMaker model facts the compiler relies on (issue 21).
 
-botocore's service model drives request validation (`compiler.service_model`) and the definition check
+botocore's service model drives request validation (`compiler.sdk.service_model`) and the definition check
 (`compiler.state_machine.integrations`); a pin update changes what is accepted, so it must be a deliberate act: this
 test names the version and the model members the compiler uses, and fails when either moves.
 """

@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from compiler import images, request
 from compiler import state_machine as sm
-from compiler.model import FrameworkImage
+from compiler.compilation import images, request
+from compiler.inputs.model import FrameworkImage
 from compiler.pipeline import _Bundles, compile_project, compile_workload
 from tests.project import PROJECT, loaded
 

@@ -14,9 +14,9 @@ import pytest
 import yaml
 
 from compiler.errors import SpecError
-from compiler.image_builds import names_a_program
+from compiler.inputs.image_builds import names_a_program
+from compiler.inputs.project import Project
 from compiler.pipeline import project_images
-from compiler.project import Project
 from compiler.spec import load_workloads
 from tests.project import project_copy
 

@@ -21,13 +21,14 @@ import pytest
 from hypothesis import HealthCheck, Phase, event, find, given, note, settings
 from hypothesis import strategies as st
 
-from compiler import catalog, placeholders, service_model
-from compiler.environments import Environment
+from compiler.compilation.request import compile_request
 from compiler.errors import SpecError
-from compiler.model import Workload
-from compiler.reader import Findings
-from compiler.request import compile_request
+from compiler.facts import catalog, placeholders
+from compiler.inputs.environments import Environment
+from compiler.inputs.model import Workload
+from compiler.inputs.reader import Findings
 from compiler.rules import check_in_environment
+from compiler.sdk import service_model
 from compiler.spec import parse_workload
 from tests import sdk_reference as sdk
 from tests.project import ENVIRONMENTS

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from compiler.model import RunOptions
-from compiler.reader import Findings, Reader
+from compiler.inputs.model import RunOptions
+from compiler.inputs.reader import Findings, Reader
 from compiler.spec.options import read_run
 
 

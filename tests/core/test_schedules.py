@@ -14,9 +14,9 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from compiler import schedules
-from compiler.model import Schedule
-from compiler.schedules import ScheduleError, next_runs, parse_expression, runs_per_month, shortest_interval
+from compiler.compilation import schedules
+from compiler.compilation.schedules import ScheduleError, next_runs, parse_expression, runs_per_month, shortest_interval
+from compiler.inputs.model import Schedule
 
 VALID = ["rate(1 minute)", "rate(5 minutes)", "rate(1 hour)", "rate(5 hours)", "rate(1 day)", "rate(7 days)",
          "cron(0 10 * * ? *)", "cron(15 12 * * ? *)", "cron(0 18 ? * MON-FRI *)", "cron(0 8 1 * ? *)",
@@ -139,7 +139,7 @@ def test_the_shortest_interval() -> None:
 
 
 def test_projected_cost_is_the_worst_case(make) -> None:
-    # ml.p4d.24xlarge lists at $37.688 an hour (compiler/data/prices/us-east-1.json): 2 for one hour is $75.376
+    # ml.p4d.24xlarge lists at $37.688 an hour (compiler/facts/data/prices/us-east-1.json): 2 for one hour is $75.376
     workload = make(schedule="rate(1 day)", max_run=3600)
     projection = schedules.project(workload, date(2027, 1, 1))
     assert projection == schedules.Projection(runs_per_month=31, cost_per_run=75.38, cost_per_month=2336.66)
@@ -175,7 +175,7 @@ def test_schedules_that_may_cost_more_than_the_budget_are_warned_about(make, env
 
 
 def test_a_schedule_counts_in_its_shards_size_estimate(make, envs) -> None:
-    from compiler.stack_layout import layout_problems
+    from compiler.compilation.stack_layout import layout_problems
 
     scheduled = make(schedule={"expression": "rate(1 day)", "input": {"hyperparameters": {"epochs": 1}}})
     assert schedules.template_bytes(scheduled.schedule) == 3000 + 3 * len('{"hyperparameters": {"epochs": 1}}')

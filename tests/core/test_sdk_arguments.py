@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from compiler import sdk_rules
 from compiler.errors import SpecError
+from compiler.sdk import sdk_rules
 from compiler.spec.keys import LOOKALIKES, PLATFORM_KEYS, REFUSED, RENAMED, SDK_ARGUMENTS, known_keys
 from tests import sdk_reference as sdk
 

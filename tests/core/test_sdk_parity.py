@@ -20,13 +20,14 @@ from typing import Any
 import pytest
 from botocore.exceptions import ParamValidationError
 
-from compiler import placeholders, service_model
-from compiler.environments import Environment, FsxDataset
+from compiler.compilation.request import TAG_ENVIRONMENT, TAG_WORKLOAD, compile_request
 from compiler.errors import SpecError
-from compiler.model import Workload
-from compiler.reader import Findings
-from compiler.request import TAG_ENVIRONMENT, TAG_WORKLOAD, compile_request
+from compiler.facts import placeholders
+from compiler.inputs.environments import Environment, FsxDataset
+from compiler.inputs.model import Workload
+from compiler.inputs.reader import Findings
 from compiler.rules import check_in_environment
+from compiler.sdk import service_model
 from compiler.spec import parse_workload, read_spec_file
 from compiler.spec.keys import SDK_ARGUMENTS
 from tests import sdk_reference as sdk

@@ -9,13 +9,14 @@ from __future__ import annotations
 import botocore.session
 import pytest
 
-from compiler import secret_refs, service_model
+from compiler.compilation import secret_refs
+from compiler.compilation.request import compile_request
 from compiler.errors import SpecError
-from compiler.limits import limits
-from compiler.reader import Findings
-from compiler.request import compile_request
+from compiler.inputs.reader import Findings
 from compiler.rules import check_in_environment
 from compiler.rules.secrets import request_credentials
+from compiler.sdk import service_model
+from compiler.sdk.limits import limits
 from tests.project import ENVIRONMENTS
 
 DEV = ENVIRONMENTS["dev"]

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from botocore.validate import validate_parameters
 
-from compiler import service_model
 from compiler.errors import SpecError
-from compiler.service_model import (
+from compiler.sdk import service_model
+from compiler.sdk.service_model import (
     RequestValidationError,
     assert_valid,
     compiled_pattern,

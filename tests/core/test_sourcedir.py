@@ -8,8 +8,8 @@ import tarfile
 import time
 from pathlib import Path
 
-from compiler.model import Code
-from compiler.sourcedir import pack_to, scan
+from compiler.inputs.model import Code
+from compiler.inputs.sourcedir import pack_to, scan
 from platform_constructs.source_bundle import write_bundle
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from compiler import strategies
+from compiler.compilation import strategies
+from compiler.compilation.request import compile_request
 from compiler.errors import SpecError
-from compiler.reader import Findings
-from compiler.request import compile_request
+from compiler.inputs.reader import Findings
 from compiler.rules import check_in_environment
 
 
@@ -294,7 +294,7 @@ def test_multi_node_with_efa_is_not_flagged(make):
 
 
 def test_multi_node_cpu_jobs_are_not_flagged_for_efa(make):
-    # ml.c5.xlarge: 4 vCPUs, no accelerator, no EFA (compiler/data/instance_types.csv)
+    # ml.c5.xlarge: 4 vCPUs, no accelerator, no EFA (compiler/facts/data/instance_types.csv)
     assert not [w for w in make(instance_type="ml.c5.xlarge", instance_count=2, distribution=...).warnings if "EFA" in w]
 
 
@@ -458,7 +458,7 @@ def test_all_problems_are_reported_at_once(make):
 
 
 def test_yaml_errors_name_the_file(tmp_path):
-    from compiler.project import Project
+    from compiler.inputs.project import Project
     from compiler.spec import read_spec_file
 
     path = tmp_path / "broken.yaml"

@@ -1,4 +1,4 @@
-"""The summaries one package writes and another reads (compiler/summaries.py): the writers use exactly its names.
+"""The summaries one package writes and another reads (compiler/facts/summaries.py): the writers use exactly its names.
 
 A key renamed on one side only fails here (the writer's) or at type check (a reader's attribute)."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from compiler import state_machine as sm
-from compiler.describe import workload_summary
-from compiler.summaries import IDENTIFYING, RUN_SUMMARY_KEYS, WORKLOAD_SUMMARY_KEYS, RunSummary, WorkloadSummary
+from compiler.compilation.describe import workload_summary
+from compiler.facts.summaries import IDENTIFYING, RUN_SUMMARY_KEYS, WORKLOAD_SUMMARY_KEYS, RunSummary, WorkloadSummary
 
 
 def _state(states: dict[str, Any], name: str) -> dict[str, Any] | None:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from compiler.sourcedir import pack_to, scan
-from compiler.tracked import NotInGitWarning, docker_exclude, tracked_files, untracked_paths
+from compiler.inputs.sourcedir import pack_to, scan
+from compiler.inputs.tracked import NotInGitWarning, docker_exclude, tracked_files, untracked_paths
 
 
 def git(repo: Path, *args: str) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler.project import Project
+from compiler.inputs.project import Project
 from stacks.app import main
 from tests.project import project_copy
 

@@ -15,7 +15,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from cdk_nag import AwsSolutionsChecks
 
-from compiler.image_builds import image_builds
+from compiler.inputs.image_builds import image_builds
 from platform_constructs.nag import acknowledge_required_wildcards
 from tests.platform.conftest import Synth
 from tests.project import ENVIRONMENTS, PROJECT, ROOT

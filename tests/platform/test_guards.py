@@ -8,7 +8,7 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_ec2 as ec2
 
-from compiler.environments import FsxSettings
+from compiler.inputs.environments import FsxSettings
 from platform_constructs.lustre import TrainingFileSystem
 from platform_constructs.network import TrainingNetwork
 

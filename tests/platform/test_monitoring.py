@@ -80,7 +80,7 @@ def test_dashboards_page_past_the_widget_limit_and_skip_unsearchable_metric_name
 
     import aws_cdk as cdk
 
-    from compiler.model import Metric
+    from compiler.inputs.model import Metric
     from platform_constructs.monitoring import TrainingDashboards, dashboard_pages
 
     base = loaded().workloads("dev")[0]
@@ -108,8 +108,8 @@ def test_dashboards_of_many_workloads_spread_over_stacks_inside_the_template_lim
     import aws_cdk as cdk
     from aws_cdk import aws_sns as sns
 
-    from compiler.limits import limits
-    from compiler.model import Metric
+    from compiler.inputs.model import Metric
+    from compiler.sdk.limits import limits
     from stacks.monitoring import add_monitoring_stacks
     from tests.project import ENVIRONMENTS
 

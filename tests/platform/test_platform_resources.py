@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from compiler import network
-from compiler import placeholders as ph
-from compiler.catalog import get
+from compiler.compilation import network
+from compiler.facts import placeholders as ph
+from compiler.facts.catalog import get
 from platform_constructs.network import DEFAULT_INTERFACE_ENDPOINTS
 from tests.platform.conftest import Synth
 from tests.project import ENVIRONMENTS

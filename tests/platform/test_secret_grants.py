@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from compiler.project import Project
+from compiler.inputs.project import Project
 from stacks.app import build_app
 from tests.project import ENVIRONMENTS, project_copy
 

@@ -263,7 +263,7 @@ def test_scratch_2_keeps_its_import_path(synth: Synth) -> None:
 
 @pytest.mark.parametrize("env", ENVS)
 def test_mount_name_is_exported_for_workload_stacks(synth: Synth, env: str) -> None:
-    from compiler import placeholders as ph
+    from compiler.facts import placeholders as ph
 
     fs_id, _ = only(synth.resources(env, "Storage", "AWS::FSx::FileSystem"))
     values = synth.stages[env].storage_stack.resolve(synth.stages[env].platform.substitutions()[ph.FSX_MOUNT_NAME])

@@ -9,8 +9,8 @@ import pytest
 from moto import mock_aws
 
 from compiler import state_machine as sm
-from compiler.environments import Environment
-from compiler.model import Workload
+from compiler.inputs.environments import Environment
+from compiler.inputs.model import Workload
 from tests.project import ENVIRONMENTS, loaded
 from tests.statemachine.harness import Deployed, type_requests
 from tests.statemachine.projects import load_test_workloads

@@ -19,14 +19,14 @@ from typing import Any
 import boto3
 from moto.stepfunctions.parser.utils import TMP_THREADS
 
-from compiler import placeholders as ph
-from compiler import samples
 from compiler import state_machine as sm
-from compiler.environments import Environment
-from compiler.model import Workload
-from compiler.request import TAG_EXECUTION, compile_request
+from compiler.compilation.request import TAG_EXECUTION, compile_request
+from compiler.facts import placeholders as ph
+from compiler.facts import samples
+from compiler.inputs.environments import Environment
+from compiler.inputs.model import Workload
 from compiler.rules.compute import with_instance_type
-from compiler.service_model import validate_request
+from compiler.sdk.service_model import validate_request
 from compiler.state_machine import concurrency
 from tests.statemachine.sagemaker_sync import FakeSageMaker, Outcome, installed
 

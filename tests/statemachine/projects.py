@@ -13,9 +13,9 @@ from typing import Any
 
 import yaml
 
-from compiler.environments import Environment
-from compiler.model import Workload
-from compiler.project import Project
+from compiler.inputs.environments import Environment
+from compiler.inputs.model import Workload
+from compiler.inputs.project import Project
 from compiler.spec import load_workloads
 from tests.project import ROOT
 

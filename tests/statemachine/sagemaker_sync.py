@@ -63,7 +63,7 @@ from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguagePa
 from moto.stepfunctions.parser.asl.utils import json_path
 from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
 
-from compiler.service_model import validate_request
+from compiler.sdk.service_model import validate_request
 from compiler.state_machine import poll
 
 POLL_PAUSE_SECONDS = 0.005

@@ -1,6 +1,6 @@
 """The per-run cost ceiling (`max_run_cost_usd`, issue 25), executed in moto.
 
-Prices are the catalog's rows (compiler/data/prices/us-east-1.json): ml.g5.2xlarge 1.515 and
+Prices are the catalog's rows (compiler/facts/data/prices/us-east-1.json): ml.g5.2xlarge 1.515 and
 ml.g5.4xlarge 2.03 USD per instance-hour. The ceiling of 3.045 USD buys, at the higher price, 5400 s with one
 instance (3.045 x 3600 / 2.03) and 2700 s with two.
 """
@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from compiler import state_machine as sm
+from compiler.compilation.overrides import OverridePolicy
 from compiler.errors import SpecError
-from compiler.overrides import OverridePolicy
 from compiler.spec import load_workloads
 from tests.statemachine import sagemaker_sync as sage
 from tests.statemachine.harness import Deployed, deploy_values, expected_request, type_requests

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from compiler import catalog
 from compiler import state_machine as sm
+from compiler.facts import catalog
 from tests.statemachine import sagemaker_sync as sage
 from tests.statemachine.conftest import NAMES
 from tests.statemachine.harness import check_requests, job_parts

@@ -28,7 +28,7 @@ from moto.sagemaker.models import sagemaker_backends
 from moto.sagemaker.responses import SageMakerResponse
 from moto.stepfunctions.parser.utils import TMP_THREADS
 
-from compiler.request import TAG_ENVIRONMENT, TAG_EXECUTION
+from compiler.compilation.request import TAG_ENVIRONMENT, TAG_EXECUTION
 from compiler.state_machine import reaper
 from compiler.state_machine.asl import all_states
 from tests.statemachine.harness import REGION, ROLE_ARN, Deployed

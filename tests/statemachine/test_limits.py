@@ -1,7 +1,7 @@
 """Overrides held to SageMaker's HyperParameters limits (issue 21): value length, name length, number of entries.
 
 The numbers are botocore's (CreateTrainingJob: HyperParameterValue max 2500, HyperParameterKey max 256,
-HyperParameters max 100 entries); the code reads them from `compiler.limits`, the tests write them out.
+HyperParameters max 100 entries); the code reads them from `compiler.sdk.limits`, the tests write them out.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 
 from compiler import state_machine as sm
 from compiler.errors import SpecError
-from compiler.limits import limits
+from compiler.sdk.limits import limits
 from tests.statemachine import sagemaker_sync as sage
 from tests.statemachine.harness import Deployed
 

@@ -16,10 +16,10 @@ import dataclasses
 
 import pytest
 
-from compiler import catalog
 from compiler import state_machine as sm
 from compiler.errors import SpecError
-from compiler.service_model import validate_request
+from compiler.facts import catalog
+from compiler.sdk.service_model import validate_request
 from compiler.state_machine import preferences
 from tests.statemachine import sagemaker_sync as sage
 from tests.statemachine.harness import Deployed, expected_request, job_parts

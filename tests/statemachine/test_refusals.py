@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from compiler import state_machine as sm
-from compiler.request import TAG_EXECUTION
+from compiler.compilation.request import TAG_EXECUTION
 from tests.statemachine import sagemaker_sync as sage
 from tests.statemachine.conftest import NAMES
 from tests.statemachine.harness import Deployed, Run, check_requests, expected_request, job_parts

@@ -3,7 +3,7 @@
 The training toolkit up to 5.1.2 runs the job's command line through a shell, so every character below, in a
 string override, in a string inside a list or object, or in an object's key, must end the execution with
 `InvalidInput` before any job, with the same message `trainctl start` prints. Expected characters are written out
-here, not read from `compiler.overrides`.
+here, not read from `compiler.compilation.overrides`.
 """
 
 from __future__ import annotations

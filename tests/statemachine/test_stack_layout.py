@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from compiler.environments import CONTEXT_KEY
 from compiler.errors import SpecError
-from compiler.project import Project
+from compiler.inputs.environments import CONTEXT_KEY
+from compiler.inputs.project import Project
 from tests.project import ROOT
 
 pytestmark = pytest.mark.synth
@@ -69,7 +69,7 @@ def test_a_shard_over_the_template_limit_stops_validate_and_synth_naming_the_set
 
 @pytest.mark.parametrize("value", [0, 1001, "64", 2.5])
 def test_workload_shards_out_of_range_is_refused(value) -> None:
-    from compiler.environments import parse_environments
+    from compiler.inputs.environments import parse_environments
 
     settings = json.loads((ROOT / "cdk.json").read_text())["context"][CONTEXT_KEY]["dev"]
     with pytest.raises(SpecError, match=r"dev\.workload_shards: must be (a whole number )?from 1 to 1000"):

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from compiler import placeholders as ph
 from compiler import state_machine as sm
+from compiler.facts import placeholders as ph
 from tests.project import ENVIRONMENTS, loaded
 from tests.statemachine.conftest import NAMES, WORKLOADS
 

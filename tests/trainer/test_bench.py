@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from compiler.catalog import dense_bf16_tflops
+from compiler.facts.catalog import dense_bf16_tflops
 from tests.trainer.conftest import REPO, child_env
 
 BENCH = REPO / "bench" / "train_throughput.py"

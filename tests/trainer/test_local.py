@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from compiler import strategies
+from compiler.compilation import strategies
 from compiler.spec import load_spec_workload
 from tests.project import PROJECT
 from tests.trainer.conftest import REPO, WORKLOADS, losses

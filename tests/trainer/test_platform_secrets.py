@@ -1,6 +1,6 @@
 """The trainer's start reads the workload's secrets from Secrets Manager into its environment, and never prints them.
 
-The job's environment holds only `TRAINING_PLATFORM_SECRET_ARN_<NAME>` (compiler/secret_refs.py); moto's Secrets
+The job's environment holds only `TRAINING_PLATFORM_SECRET_ARN_<NAME>` (compiler/compilation/secret_refs.py); moto's Secrets
 Manager stands in for AWS (botocore builds and signs the real requests), and botocore's Stubber for its errors.
 """
 
@@ -17,7 +17,7 @@ import pytest
 from botocore.stub import Stubber
 from moto import mock_aws
 
-from compiler import secret_refs
+from compiler.compilation import secret_refs
 from tests.trainer.conftest import TRAINING_DIR
 
 REGION = "us-east-1"
@@ -127,7 +127,7 @@ def test_the_trainers_start_stops_with_exit_code_2_when_a_secret_cannot_be_read(
 def test_another_entry_point_gets_the_resolver_beside_it_through_dependencies() -> None:
     """`dependencies: [../training/platform_secrets]` (the SDK's meaning: the folder beside the entry point) puts
     `import platform_secrets` in reach of an entry point with its own source_dir, such as the smoke test's."""
-    from compiler import sourcedir
+    from compiler.inputs import sourcedir
 
     bundle = sourcedir.scan(TRAINING_DIR / "smoke", TRAINING_DIR / "smoke" / "smoke.py",
                             (TRAINING_DIR / "platform_secrets",), TRAINING_DIR.parent)

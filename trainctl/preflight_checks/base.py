@@ -7,10 +7,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from compiler.environments import Environment
-from compiler.image_builds import ImageBuild
+from compiler.inputs.environments import Environment
+from compiler.inputs.image_builds import ImageBuild
+from compiler.inputs.project import Project
 from compiler.pipeline import CompiledWorkload
-from compiler.project import Project
 
 PASS, FAIL, SKIP = "pass", "fail", "skip"
 

@@ -8,9 +8,9 @@ import json
 
 from botocore.exceptions import ClientError
 
-from compiler import placeholders as ph
-from compiler import samples
 from compiler import state_machine as sm
+from compiler.facts import placeholders as ph
+from compiler.facts import samples
 from compiler.pipeline import CompiledWorkload
 from trainctl.preflight_checks.base import FAIL, PASS, SKIP, Context, Result
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from compiler.model import Workload
+from compiler.inputs.model import Workload
 from trainctl.preflight_checks import assembly
 from trainctl.preflight_checks.base import FAIL, PASS, SKIP, Context, Result
 

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from compiler.describe import METADATA_KEY
-from compiler.summaries import WorkloadSummary
+from compiler.compilation.describe import METADATA_KEY
+from compiler.facts.summaries import WorkloadSummary
 
 
 @dataclass

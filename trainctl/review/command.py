@@ -8,7 +8,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from compiler.project import Project
+from compiler.inputs.project import Project
 from trainctl.common import project_of
 from trainctl.review.acknowledgments import load_acknowledgments
 from trainctl.review.assembly import read_assembly

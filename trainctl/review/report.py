@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from compiler.summaries import WorkloadSummary
+from compiler.facts.summaries import WorkloadSummary
 from trainctl.review.acknowledgments import ACKNOWLEDGMENTS, acknowledged
 from trainctl.review.assembly import Assembly
 from trainctl.review.findings import LOSSY, STATEFUL_TYPES, BlockedExport, Loss, blocked_exports, losses

@@ -1,0 +1,67 @@
+"""Which workload stack holds which workload, and whether each stack stays inside CloudFormation's limits.
+
+A workload goes to shard sha256(name) % `workload_shards` (an environment setting in cdk.json), so adding or
+removing a workload never moves another one: a move would collide on the state machine's fixed name. Changing
+`workload_shards` moves most workloads, which is why it is a setting and not derived from today's count.
+`validate` and synth both check each shard's size with `shard_problem`, before anything is deployed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+
+from compiler.errors import Problem
+from compiler.inputs.environments import Environment
+
+# CloudFormation: 500 resources and 1 MB per template (uploaded through S3). Stay well below both.
+MAX_STACK_RESOURCES = 400
+MAX_TEMPLATE_BYTES = 800_000
+# As the template file is written (indented JSON). Per workload, beside its definition: two roles, their policies, the
+# alarm, the state machine's substitutions and other properties, its job security group with its rules (about 2.3 KB)
+# and, for a workload that reads FSx, the eight Lustre rules with the file system (about 4.4 KB more). Per shard:
+# description, parameters, rules, assets.
+PER_WORKLOAD_OVERHEAD_BYTES = 16_500
+FSX_READER_BYTES = 4_500
+FSX_CHANNEL = "FileSystemDataSource"  # in the definition's request when the workload reads FSx
+PER_SHARD_BYTES = 2_000
+
+
+def shard_of(workload: str, shards: int) -> int:
+    """Stable shard of a workload name: depends on nothing but the name and the shard count."""
+    return int.from_bytes(hashlib.sha256(workload.encode()).digest()[:8], "big") % shards
+
+
+def shard_stack_name(index: int) -> str:
+    return f"Workloads{index:02d}"
+
+
+def shard_template_bytes(definitions: Iterable[str]) -> int:
+    """A safe estimate of a shard's template size from its workloads' definitions (each goes in as a JSON string)."""
+    return PER_SHARD_BYTES + sum(len(json.dumps(text)) + PER_WORKLOAD_OVERHEAD_BYTES
+                                 + (FSX_READER_BYTES if FSX_CHANNEL in text else 0) for text in definitions)
+
+
+def shard_problem(env: Environment, index: int, workloads: int, template_bytes: int) -> Problem | None:
+    """The refusal for a shard whose template would near CloudFormation's 1 MB limit, naming the setting to raise."""
+    if template_bytes <= MAX_TEMPLATE_BYTES:
+        return None
+    return Problem("cdk.json", f"{env.name}.workload_shards", (
+        f"{env.name}/{shard_stack_name(index)} would hold {workloads} workloads in about {template_bytes:,} bytes "
+        f"(limit {MAX_TEMPLATE_BYTES:,} of CloudFormation's 1 MB): raise workload_shards above {env.workload_shards} "
+        "(a change moves workloads between stacks: see docs/infrastructure-changes.md)"))
+
+
+def layout_problems(env: Environment, definitions: dict[str, str], extra: Mapping[str, int] | None = None) -> list[Problem]:
+    """Every shard of one environment that would be too large, given each workload's state-machine definition and
+    the bytes of what else it adds (`extra`: its schedule, compiler/compilation/schedules.py)."""
+    shards: dict[int, list[str]] = {}
+    added: dict[int, int] = {}
+    for name, definition in definitions.items():
+        index = shard_of(name, env.workload_shards)
+        shards.setdefault(index, []).append(definition)
+        added[index] = added.get(index, 0) + (extra or {}).get(name, 0)
+    found = (shard_problem(env, index, len(texts), shard_template_bytes(texts) + added[index])
+             for index, texts in sorted(shards.items()))
+    return [problem for problem in found if problem is not None]

@@ -1,0 +1,68 @@
+"""Where a project's files are: cdk.json (environments), cdk.context.json (cached lookups), workloads/ (specs).
+
+The compiler never derives paths from its own location: the CLI and the CDK app name the project (normally the
+folder holding cdk.json, found from the working directory), so the same code compiles any checkout, such as a
+second worktree that `trainctl review` synthesizes for comparison.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from compiler.errors import Problem, SpecError
+from compiler.inputs.environments import Environment, read_environments
+
+
+@dataclass(frozen=True)
+class Project:
+    """One checkout of the project."""
+
+    root: Path
+
+    @property
+    def cdk_json(self) -> Path:
+        return self.root / "cdk.json"
+
+    @property
+    def cdk_context_json(self) -> Path:
+        return self.root / "cdk.context.json"
+
+    @property
+    def workloads_dir(self) -> Path:
+        return self.root / "workloads"
+
+    @classmethod
+    def find(cls, start: Path | None = None) -> Project:
+        """The nearest folder at or above `start` (default: the working directory) that holds cdk.json."""
+        here = (start or Path.cwd()).resolve()
+        for folder in (here, *here.parents):
+            if (folder / "cdk.json").is_file():
+                return cls(folder)
+        raise SpecError(Problem(str(here), "", "is not inside a project: no cdk.json here or in a parent folder "
+                                "(run the command from the repository, or pass --project-dir)"))
+
+    def environments(self) -> dict[str, Environment]:
+        return read_environments(self.cdk_json)
+
+    def context(self) -> dict[str, Any]:
+        """cdk.json's context plus the cached lookups of cdk.context.json, as the CDK CLI passes them to the app."""
+        context: dict[str, Any] = {}
+        for path in (self.cdk_json, self.cdk_context_json):
+            if not path.is_file():
+                continue
+            try:
+                data = json.loads(path.read_text())
+            except json.JSONDecodeError as exc:
+                raise SpecError(Problem(path.name, "", f"is not valid JSON: {exc}")) from None
+            context.update(data.get("context", {}) if path == self.cdk_json else data)
+        return context
+
+    def display(self, path: Path) -> str:
+        """A path as people see it in messages: relative to the project when inside it."""
+        try:
+            return Path(path).resolve().relative_to(self.root.resolve()).as_posix()
+        except ValueError:
+            return str(path)
