@@ -146,7 +146,7 @@ def compile_workload(workload: Workload, env: Environment, images: Collection[st
     """One checked workload compiled for one environment, with every problem synth would stop on.
 
     Each part is computed here once (its request compiled, its image resolved, its deploy-time names found) and the
-    CLI and the CDK layer read them from the result (tests/core/test_pipeline_once.py).
+    CLI and the CDK layer read them from the result (tests/compiler/test_pipeline_once.py).
     """
     machine = sm.spec_for(workload, env)
     image = machine.request["AlgorithmSpecification"]["TrainingImage"]

@@ -105,7 +105,7 @@ def _differs(primary: Mapping[str, str], other: Mapping[str, str]) -> dict[str, 
 
 def _variant(workload: Workload, env: Environment, primary: Mapping[str, Any], instance_type: str,
              image: str | None) -> Variant:
-    # The primary's own type is the primary request: compiled once (tests/core/test_pipeline_once.py).
+    # The primary's own type is the primary request: compiled once (tests/compiler/test_pipeline_once.py).
     request = primary if instance_type == workload.instance_type else compile_request(
         with_instance_type(workload, instance_type), env, training_image=image)
     ceiling = workload.instance_count_ceiling

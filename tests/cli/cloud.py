@@ -1,7 +1,7 @@
 """What a training job leaves in AWS besides its status, for the CLI tests: SageMaker's status transitions and the
 job's CloudWatch log streams, one per host (`<job>/algo-<n>-<epoch>`), as SageMaker writes them.
 
-`CloudSageMaker` is the state-machine tests' `FakeSageMaker` (tests/statemachine/sagemaker_sync.py) in the
+`CloudSageMaker` is the state-machine tests' `FakeSageMaker` (tests/compiler/state_machine/sagemaker_sync.py) in the
 environment's own account (moto keeps one backend per account; the CLI talks to the account cdk.json names), and on
 every job it creates it also writes the job's `SecondaryStatusTransitions` and log lines of every host with
 interleaved timestamps, each host's stream written in one go, the last host's first (so only a merge by timestamp
@@ -20,7 +20,7 @@ from typing import Any
 import boto3
 from moto.sagemaker.models import sagemaker_backends
 
-from tests.statemachine.sagemaker_sync import FakeSageMaker, Outcome
+from tests.compiler.state_machine.sagemaker_sync import FakeSageMaker, Outcome
 
 LOG_GROUP = "/aws/sagemaker/TrainingJobs"
 LOG_START_MS = int(time.time() * 1000) - 60_000  # moto refuses events older than 14 days

@@ -28,9 +28,9 @@ from moto.sagemaker.models import FakeTrainingJob
 from compiler import state_machine as sm
 from compiler.inputs.environments import Environment
 from tests.cli.cloud import CloudSageMaker, starts_like_sagemaker
+from tests.compiler.state_machine.harness import Deployed, type_requests
+from tests.compiler.state_machine.sagemaker_sync import Outcome, installed
 from tests.project import ENVIRONMENTS, ROOT, loaded
-from tests.statemachine.harness import Deployed, type_requests
-from tests.statemachine.sagemaker_sync import Outcome, installed
 from trainctl.cli import main
 
 logging.getLogger("moto.stepfunctions").setLevel(logging.CRITICAL)

@@ -7,7 +7,7 @@ import re
 
 from tests.cli.cloud import expected_log
 from tests.cli.conftest import WORKLOAD, printed, sagemaker, wait_for_end
-from tests.statemachine.sagemaker_sync import Outcome, capacity_error, fails, installed
+from tests.compiler.state_machine.sagemaker_sync import Outcome, capacity_error, fails, installed
 from trainctl.aws import Clients
 from trainctl.follow import LogTail
 

@@ -9,7 +9,7 @@ import time
 from compiler import state_machine as sm
 from compiler.facts import catalog
 from tests.cli.conftest import WORKLOAD, sagemaker, wait_for_end
-from tests.statemachine.sagemaker_sync import Outcome, capacity_error, fails, installed
+from tests.compiler.state_machine.sagemaker_sync import Outcome, capacity_error, fails, installed
 
 HEADER = ["NAME", "STATUS", "STARTED (UTC)", "DURATION", "JOBS", "INSTANCES", "EST. COST"]
 

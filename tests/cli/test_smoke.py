@@ -25,9 +25,9 @@ import pytest
 from compiler import state_machine as sm
 from tests.cli.cloud import CloudSageMaker
 from tests.cli.conftest import DEV
+from tests.compiler.state_machine.harness import Deployed, type_requests
+from tests.compiler.state_machine.sagemaker_sync import completes, fails, installed
 from tests.project import ROOT, loaded
-from tests.statemachine.harness import Deployed, type_requests
-from tests.statemachine.sagemaker_sync import completes, fails, installed
 from trainctl import smoke
 from trainctl.follow import LogLine
 from trainctl.history import Launch

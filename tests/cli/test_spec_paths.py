@@ -141,7 +141,7 @@ def test_validate_refuses_a_directory_without_specs(folder: str, expected: str, 
 def test_start_and_runs_take_a_relative_path(deployed, sfn, monkeypatch, capsys) -> None:
     """The AWS commands resolve the spec like the others (against moto, tests/cli/conftest.py)."""
     from tests.cli.conftest import sagemaker, wait_for_end
-    from tests.statemachine.sagemaker_sync import installed
+    from tests.compiler.state_machine.sagemaker_sync import installed
 
     monkeypatch.chdir(ROOT / "workloads")
     with installed(sagemaker()):

@@ -9,9 +9,9 @@ import pytest
 from compiler.compilation.overrides import OverridePolicy
 from compiler.compilation.request import TAG_EXECUTION
 from tests.cli.conftest import WORKLOAD, executions, run_directly, sagemaker, wait_for_end
+from tests.compiler.state_machine.harness import expected_request
+from tests.compiler.state_machine.sagemaker_sync import installed
 from tests.project import loaded
-from tests.statemachine.harness import expected_request
-from tests.statemachine.sagemaker_sync import installed
 
 
 def policy() -> OverridePolicy:

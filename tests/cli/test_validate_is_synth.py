@@ -106,7 +106,7 @@ CDK_REFUSALS = {
                                                          "the_cdk_layers)",
     "stacks/workloads.py:WorkloadsStack._check_substitutions": "test_validate_knows_every_value_the_stacks_provide "
                                                                "and the FSx case",
-    "stacks/workloads.py:WorkloadsStack.__init__": "shard size: tests/statemachine/test_stack_layout.py runs validate "
+    "stacks/workloads.py:WorkloadsStack.__init__": "shard size: tests/compiler/state_machine/test_stack_layout.py runs validate "
                                                    "and synth on the same crowded project",
     "stacks/workloads.py:source_file_name": "not a spec: the stack synthesizer (a deploy-time asset key)",
     "stacks/workloads.py:WorkloadsStack.__init__/add_validation": "resource count per shard (_SizeGuard): counted on "

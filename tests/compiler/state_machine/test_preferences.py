@@ -21,8 +21,8 @@ from compiler.errors import SpecError
 from compiler.facts import catalog
 from compiler.sdk.service_model import validate_request
 from compiler.state_machine import preferences
-from tests.statemachine import sagemaker_sync as sage
-from tests.statemachine.harness import Deployed, expected_request, job_parts
+from tests.compiler.state_machine import sagemaker_sync as sage
+from tests.compiler.state_machine.harness import Deployed, expected_request, job_parts
 
 TYPES = ["ml.m5.xlarge", "ml.m5.2xlarge", "ml.c5.2xlarge"]
 

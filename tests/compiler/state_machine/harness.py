@@ -28,7 +28,7 @@ from compiler.inputs.model import Workload
 from compiler.rules.compute import with_instance_type
 from compiler.sdk.service_model import validate_request
 from compiler.state_machine import concurrency
-from tests.statemachine.sagemaker_sync import FakeSageMaker, Outcome, installed
+from tests.compiler.state_machine.sagemaker_sync import FakeSageMaker, Outcome, installed
 
 REGION = samples.REGION
 ROLE_ARN = f"arn:aws:iam::{samples.ACCOUNT}:role/dev-training-state-machine"

@@ -1,8 +1,8 @@
 """Network isolation is on by default, as the SDK sends it (the code channel and a local sagemaker_submit_directory);
 off only with a reason, and never with secrets.
 
-The base spec (tests/core/conftest.py) is a two-node torchrun job named `demo` with a source_dir. Request
-equality with the real SDK, isolated by default, is tests/core/test_sdk_parity.py's (sdk_reference passes
+The base spec (tests/compiler/conftest.py) is a two-node torchrun job named `demo` with a source_dir. Request
+equality with the real SDK, isolated by default, is tests/compiler/test_sdk_parity.py's (sdk_reference passes
 enable_network_isolation=True where the spec leaves it to the platform).
 """
 

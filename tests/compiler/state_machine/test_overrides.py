@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from compiler import state_machine as sm
-from tests.statemachine import sagemaker_sync as sage
-from tests.statemachine.harness import Deployed, Run, check_requests
+from tests.compiler.state_machine import sagemaker_sync as sage
+from tests.compiler.state_machine.harness import Deployed, Run, check_requests
 
 HOSTILE = "sm-hostile"
 GENERIC = "sm-generic"

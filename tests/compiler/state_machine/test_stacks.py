@@ -16,8 +16,8 @@ import pytest
 
 from compiler import state_machine as sm
 from compiler.facts import placeholders as ph
+from tests.compiler.state_machine.conftest import NAMES, WORKLOADS
 from tests.project import ENVIRONMENTS, loaded
-from tests.statemachine.conftest import NAMES, WORKLOADS
 
 pytestmark = pytest.mark.synth
 ENVS = ("dev", "prod")

@@ -15,8 +15,8 @@ import itertools
 
 import pytest
 
-from tests.statemachine import sagemaker_sync as sage
-from tests.statemachine.harness import Deployed, check_requests, job_parts
+from tests.compiler.state_machine import sagemaker_sync as sage
+from tests.compiler.state_machine.harness import Deployed, check_requests, job_parts
 
 LOOK_SECONDS = 60
 WINDOW_LOOKS = 10  # capacity_window_minutes' default, one look a minute
@@ -190,7 +190,7 @@ class _StopRefused(sage.FakeSageMaker):
 def test_a_job_the_run_cannot_stop_is_looked_at_like_a_training_one(fallback, monkeypatch) -> None:
     # The window stops a job still Starting; the stop is refused (3 repeats) and the job starts later and completes.
     # Looks after that are the training ones (4 minutes apart for sm-fallback), not one a minute until max_run.
-    monkeypatch.setattr("tests.statemachine.harness.FakeSageMaker", _StopRefused)
+    monkeypatch.setattr("tests.compiler.state_machine.harness.FakeSageMaker", _StopRefused)
     run = fallback.run({}, [sage.Outcome("complete", starting_looks=WINDOW_LOOKS + 3, describes_to_finish=2)])
     assert run.status == "SUCCEEDED", run.cause
     [request] = run.fake.calls

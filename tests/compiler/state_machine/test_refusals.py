@@ -21,9 +21,9 @@ import pytest
 
 from compiler import state_machine as sm
 from compiler.compilation.request import TAG_EXECUTION
-from tests.statemachine import sagemaker_sync as sage
-from tests.statemachine.conftest import NAMES
-from tests.statemachine.harness import Deployed, Run, check_requests, expected_request, job_parts
+from tests.compiler.state_machine import sagemaker_sync as sage
+from tests.compiler.state_machine.conftest import NAMES
+from tests.compiler.state_machine.harness import Deployed, Run, check_requests, expected_request, job_parts
 
 # (shortest, longest) wait before repeat 1..6 of a throttled call.
 THROTTLE_WAITS = [(3, 5), (5, 10), (10, 20), (20, 40), (40, 80), (60, 120)]

@@ -31,8 +31,8 @@ from moto.stepfunctions.parser.utils import TMP_THREADS
 from compiler.compilation.request import TAG_ENVIRONMENT, TAG_EXECUTION
 from compiler.state_machine import reaper
 from compiler.state_machine.asl import all_states
-from tests.statemachine.harness import REGION, ROLE_ARN, Deployed
-from tests.statemachine.sagemaker_sync import FakeSageMaker, Outcome, installed
+from tests.compiler.state_machine.harness import REGION, ROLE_ARN, Deployed
+from tests.compiler.state_machine.sagemaker_sync import FakeSageMaker, Outcome, installed
 
 _names = itertools.count()
 # A workload's state machine for the reaper's look-ups: its runs wait (moto stops a Wait on StopExecution).

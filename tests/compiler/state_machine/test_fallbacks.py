@@ -14,8 +14,8 @@ import pytest
 
 from compiler import state_machine as sm
 from compiler.facts import catalog
-from tests.statemachine import sagemaker_sync as sage
-from tests.statemachine.harness import Deployed, check_requests, job_parts
+from tests.compiler.state_machine import sagemaker_sync as sage
+from tests.compiler.state_machine.harness import Deployed, check_requests, job_parts
 
 FALLBACK = "sm-fallback"
 FALLBACK_EFA = "sm-fallback-efa"

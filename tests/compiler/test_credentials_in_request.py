@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from compiler.errors import SpecError
-from tests.core.conftest import BASE, build
+from tests.compiler.conftest import BASE, build
 
 HF_TOKEN = "hf_" + "aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"
 GITHUB_TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"

@@ -11,9 +11,9 @@ from moto import mock_aws
 from compiler import state_machine as sm
 from compiler.inputs.environments import Environment
 from compiler.inputs.model import Workload
+from tests.compiler.state_machine.harness import Deployed, type_requests
+from tests.compiler.state_machine.projects import load_test_workloads
 from tests.project import ENVIRONMENTS, loaded
-from tests.statemachine.harness import Deployed, type_requests
-from tests.statemachine.projects import load_test_workloads
 
 # moto's interpreter logs every missing path that a Choice's IsPresent probes, at error level.
 logging.getLogger("moto.stepfunctions").setLevel(logging.CRITICAL)
@@ -35,7 +35,7 @@ def specs(dev) -> dict[str, sm.MachineSpec]:
 
 @pytest.fixture(scope="session")
 def test_workloads(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Workload]:
-    """The specs of tests/statemachine/projects.py, loaded from a throwaway project for dev."""
+    """The specs of tests/compiler/state_machine/projects.py, loaded from a throwaway project for dev."""
     workloads, _ = load_test_workloads(tmp_path_factory.mktemp("project"))
     return workloads
 

@@ -1,6 +1,6 @@
 """`secrets:` names exact Secrets Manager secrets of the environment; the request carries their ARNs, never a value.
 
-The base spec (tests/core/conftest.py) is a two-node torchrun job named `demo` in dev. Each refusal names its field
+The base spec (tests/compiler/conftest.py) is a two-node torchrun job named `demo` in dev. Each refusal names its field
 and has a neighbour just inside the boundary.
 """
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.statemachine import sagemaker_sync as sage
-from tests.statemachine.conftest import NAMES
-from tests.statemachine.harness import Deployed
+from tests.compiler.state_machine import sagemaker_sync as sage
+from tests.compiler.state_machine.conftest import NAMES
+from tests.compiler.state_machine.harness import Deployed
 
 # The describe's retry of `SageMaker.SageMakerException`: 4 repeats, 5 s doubling; the look-up after a 5xx: 2.
 DESCRIBE_WAITS = [5, 10, 20, 40]

@@ -29,7 +29,7 @@ def test_every_test_the_page_names_exists() -> None:
 
 def test_every_test_file_the_page_names_exists() -> None:
     files = set(re.findall(r"`(tests/[a-z_/]+\.py)`", DOC))
-    assert {"tests/core/test_paths.py", "tests/platform/test_job_security_groups.py"} <= files
+    assert {"tests/compiler/test_paths.py", "tests/platform/test_job_security_groups.py"} <= files
     assert [f for f in files if not (ROOT / f).is_file()] == []
 
 

@@ -11,10 +11,10 @@ import pytest
 
 from compiler import state_machine as sm
 from compiler.state_machine import integrations
+from tests.compiler.state_machine import sagemaker_sync as sage
+from tests.compiler.state_machine.conftest import NAMES
+from tests.compiler.state_machine.harness import job_parts
 from tests.project import ENVIRONMENTS, loaded
-from tests.statemachine import sagemaker_sync as sage
-from tests.statemachine.conftest import NAMES
-from tests.statemachine.harness import job_parts
 
 # From the developer guide ("AWS SDK service integrations"): arn:aws:states:::aws-sdk:<service>:<apiAction>.
 CREATE = "arn:aws:states:::aws-sdk:sagemaker:createTrainingJob"

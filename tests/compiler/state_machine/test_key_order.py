@@ -20,9 +20,9 @@ from moto.stepfunctions.parser.asl.component.intrinsic.function.statesfunction.j
 )
 
 from compiler import state_machine as sm
-from tests.statemachine import sagemaker_sync as sage
-from tests.statemachine.harness import Deployed
-from tests.statemachine.test_overrides import CASES
+from tests.compiler.state_machine import sagemaker_sync as sage
+from tests.compiler.state_machine.harness import Deployed
+from tests.compiler.state_machine.test_overrides import CASES
 
 HOSTILE = "sm-hostile"
 ORDERS: dict[str, Callable[[list[str]], list[str]]] = {"reversed": lambda keys: keys[::-1], "sorted": sorted}

@@ -14,8 +14,8 @@ import pytest
 from compiler import state_machine as sm
 from compiler.errors import SpecError
 from compiler.sdk.limits import limits
-from tests.statemachine import sagemaker_sync as sage
-from tests.statemachine.harness import Deployed
+from tests.compiler.state_machine import sagemaker_sync as sage
+from tests.compiler.state_machine.harness import Deployed
 
 HOSTILE = "sm-hostile"
 

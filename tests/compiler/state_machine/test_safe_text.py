@@ -14,8 +14,8 @@ import json
 import pytest
 
 from compiler import state_machine as sm
-from tests.statemachine import sagemaker_sync as sage
-from tests.statemachine.harness import Deployed, check_requests, type_requests
+from tests.compiler.state_machine import sagemaker_sync as sage
+from tests.compiler.state_machine.harness import Deployed, check_requests, type_requests
 
 HOSTILE = "sm-hostile"
 # Shell metacharacters, quotes, whitespace and control characters, escapes, globs, and text beyond ASCII.

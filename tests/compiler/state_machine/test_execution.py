@@ -13,9 +13,9 @@ import pytest
 
 from compiler import state_machine as sm
 from compiler.facts import catalog
-from tests.statemachine import sagemaker_sync as sage
-from tests.statemachine.conftest import NAMES
-from tests.statemachine.harness import check_requests, job_parts
+from tests.compiler.state_machine import sagemaker_sync as sage
+from tests.compiler.state_machine.conftest import NAMES
+from tests.compiler.state_machine.harness import check_requests, job_parts
 
 pytestmark = pytest.mark.parametrize("name", NAMES)
 

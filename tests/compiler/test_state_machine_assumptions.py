@@ -1,6 +1,6 @@
 """docs/aws-assumptions.md's "Step Functions and SageMaker" section names, for each behaviour, the test that checks it.
 
-Each name (`core/test_x.py::test_name`, or `::test_name` for the file named before it in the same cell) must be a
+Each name (`compiler/test_x.py::test_name`, or `::test_name` for the file named before it in the same cell) must be a
 test that exists, and each behaviour must name a test, a public source or "preflight".
 """
 
@@ -29,7 +29,7 @@ def test_every_named_test_exists() -> None:
     named = 0
     for _, _, checked in rows():
         current = None
-        for file, name in re.findall(r"`((?:core|statemachine)/test_\w+\.py)?::(test_\w+)`", checked):
+        for file, name in re.findall(r"`((?:compiler|compiler/state_machine)/test_\w+\.py)?::(test_\w+)`", checked):
             current = file or current
             assert current, f"::{name} names no file"
             text = (ROOT / "tests" / current).read_text()

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from tests.statemachine import sagemaker_sync as sage
-from tests.statemachine.harness import REGION
+from tests.compiler.state_machine import sagemaker_sync as sage
+from tests.compiler.state_machine.harness import REGION
 
 NAME = "gpt-torchrun-fsx"
 

@@ -13,9 +13,9 @@ import time
 import pytest
 
 from compiler.state_machine import concurrency
-from tests.statemachine import sagemaker_sync as sage
-from tests.statemachine.conftest import NAMES, WORKLOADS
-from tests.statemachine.harness import Deployed, type_requests
+from tests.compiler.state_machine import sagemaker_sync as sage
+from tests.compiler.state_machine.conftest import NAMES, WORKLOADS
+from tests.compiler.state_machine.harness import Deployed, type_requests
 
 
 def wait_for(condition, what: str, seconds: float = 30) -> None:
