@@ -33,8 +33,11 @@ def shard_of(workload: str, shards: int) -> int:
     return int.from_bytes(hashlib.sha256(workload.encode()).digest()[:8], "big") % shards
 
 
+SHARD_STACK_PREFIX = "Workloads"  # a shard's stack name: the prefix and two digits
+
+
 def shard_stack_name(index: int) -> str:
-    return f"Workloads{index:02d}"
+    return f"{SHARD_STACK_PREFIX}{index:02d}"
 
 
 def shard_template_bytes(definitions: Iterable[str]) -> int:

@@ -280,3 +280,15 @@ def test_a_workload_change_shows_which_hyperparameter_changed_and_how() -> None:
     assert row.split(" | ")[1].split("<br>") == [
         "hyperparameters.lr: 0.1 -> 0.2", "hyperparameters.name: x -> none", "hyperparameters.warmup: none -> 10",
         "max_run: 3600 -> 7200", "stack: Workloads01 -> Workloads02"]
+
+
+def test_the_platforms_own_state_machines_are_not_workloads() -> None:
+    """The job reaper (Runs stack) carries no workload summary; a shard's state machine without one (a base from
+    before the summaries) is still a workload, named after its state machine."""
+    reaper = {"Type": "AWS::StepFunctions::StateMachine",
+              "Properties": {"StateMachineName": "training-job-reaper-dev"}}
+    bare = {"Type": "AWS::StepFunctions::StateMachine", "Properties": {"StateMachineName": "dev-old"}}
+    summary = {"name": "demo", "instances": [{"type": "ml.g5.xlarge", "count": 1}], "strategy": "single"}
+    assembly = Assembly({"dev": {"Runs": {"Resources": {"Reaper": reaper}},
+                                 "Workloads01": {"Resources": {"M": _machine(summary), "Old": bare}}}})
+    assert sorted(assembly.workloads("dev")) == ["demo", "old"]
