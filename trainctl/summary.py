@@ -16,6 +16,7 @@ from typing import Any
 
 from compiler.compilation import cost_ceiling, strategies
 from compiler.compilation.describe import fallback_costs
+from compiler.compilation.stack_layout import SHARD_STACK_PREFIX
 from compiler.errors import SpecError
 from compiler.facts import catalog
 from compiler.inputs.environments import Environment
@@ -122,7 +123,9 @@ def render_summary(outdir: Path, workloads: dict[str, dict[str, Workload]], warn
         raise SpecError([])
     out = [f"## Training platform review summary (`{outdir}`)", ""]
     for env, stacks in envs.items():
-        where = {n.removeprefix(f"{env}-"): s.name.split("/")[-1] for s in stacks for n in s.state_machines}
+        # Workloads live in the shard stacks; the platform's own state machines (the job reaper) are not workloads.
+        where = {n.removeprefix(f"{env}-"): s.name.split("/")[-1] for s in stacks for n in s.state_machines
+                 if s.name.split("/")[-1].startswith(SHARD_STACK_PREFIX)}
         names = sorted(where)
         resources = sum(s.resources for s in stacks)
         largest = max(stacks, key=lambda s: s.template_bytes)

@@ -216,6 +216,8 @@ def test_review_summary_reads_the_assembly(synthesized) -> None:
             f"<br>fallback ml.p5e.48xlarge: {124.30 * torchrun.instance_count:,.2f}"  # catalog list prices
             f"<br>fallback ml.p4de.24xlarge: {47.11 * torchrun.instance_count:,.2f} |") in text
     assert "AwsSolutions: passed, 0 unacknowledged findings" in text
+    assert not [row for row in text.splitlines() if row.startswith("| training-job-reaper")]  # the reaper: no workload
+    assert "(no spec in workloads/)" not in text
     runs = synthesized["templates"]["dev"]["Runs"]["Resources"]
     assert f"| dev/Runs | {len(runs)} |" in text
 
