@@ -44,6 +44,7 @@ from typing import Any
 from compiler.errors import SpecError
 from compiler.facts.run_metrics import JOBS_NAMESPACE
 from compiler.spec import load_workload
+from compiler.state_machine.asl import json_objects
 from trainctl.aws import Clients, aws_errors
 from trainctl.common import problem, project_of
 from trainctl.follow import Follower, LogLine, LogTail, interrupted, stop_execution
@@ -332,23 +333,13 @@ def channel_uri(clients: SmokeClients, target: Target) -> str:
     """The S3 URI of the channel `smoke`, from the deployed definition (its deploy-time values filled in)."""
     with aws_errors(target, "reading the deployed state machine"):
         definition = clients.sfn.describe_state_machine(stateMachineArn=target.machine_arn)["definition"]
-    for node in _walk(json.loads(definition)):
+    for node in json_objects(json.loads(definition)):
         if node.get("ChannelName") == CHANNEL:
             uri = ((node.get("DataSource") or {}).get("S3DataSource") or {}).get("S3Uri")
             if isinstance(uri, str) and uri.startswith("s3://"):
                 return uri
     raise problem(f"the deployed {target.machine_name} has no S3 channel '{CHANNEL}'; deploy the current "
                   f"workloads/{target.workload}.yaml (`npx cdk deploy '{target.env.name}/*'`)")
-
-
-def _walk(node: Any) -> Iterable[dict[str, Any]]:
-    if isinstance(node, dict):
-        yield node
-        for value in node.values():
-            yield from _walk(value)
-    elif isinstance(node, list):
-        for value in node:
-            yield from _walk(value)
 
 
 def write_seed(clients: SmokeClients, target: Target, uri: str, nonce: str) -> None:

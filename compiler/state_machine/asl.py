@@ -88,3 +88,14 @@ def all_states(definition: Mapping[str, Any], prefix: str = "") -> Iterator[tupl
         for key in ("Iterator", "ItemProcessor"):
             if key in state:
                 yield from all_states(state[key], f"{prefix}{name}/")
+
+
+def json_objects(node: Any) -> Iterator[dict[str, Any]]:
+    """Every JSON object in a definition (or any parsed JSON), depth first: states, parameters, choice rules."""
+    if isinstance(node, dict):
+        yield node
+        for value in node.values():
+            yield from json_objects(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from json_objects(value)

@@ -52,28 +52,34 @@ def server_error_states(retry_state: str, give_up_state: str, watch_state: str, 
     }
 
 
-def lost_job_states(job_defaults: dict[str, Any], next_state: str) -> dict[str, Any]:
-    """The run waited on its job and can no longer describe it: stop it by name, report its state as unknown."""
-    reason = ("States.Format('unknown, stopped: DescribeTrainingJob failed ({}: {}) while the run waited on {}; "
-              "StopTrainingJob was sent for it', $.describe_error.Error, $.describe_error.Cause, $.launch.name)")
+def _stop_and_report_unknown(stop: str, report: str, comment: str, reason: str, job_defaults: dict[str, Any],
+                             next_state: str) -> dict[str, Any]:
+    """Stop the job of the launch's name (a failed stop changes nothing), then report its state as unknown."""
+    kept = {k: v for k, v in job_defaults.items() if k not in ("TrainingJobName", "TrainingJobStatus", "FailureReason")}
     return {
-        "Stop job lost from sight": {
-            "Type": "Task", "Comment": "The job may still run: stop it rather than leave it billing unseen.",
+        stop: {
+            "Type": "Task", "Comment": comment,
             "Resource": STOP_RESOURCE, "Parameters": {"TrainingJobName.$": "$.launch.name"}, "ResultPath": "$.stop",
             "Retry": [{"ErrorEquals": [SDK_GENERIC_ERROR], "IntervalSeconds": 5, "BackoffRate": 2.0, "MaxAttempts": 3}],
-            "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.stop", "Next": "Job lost from sight"}],
-            "Next": "Job lost from sight",
+            "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.stop", "Next": report}],
+            "Next": report,
         },
-        "Job lost from sight": {
+        report: {
             "Type": "Pass",
-            "Parameters": {"v": {**{k: v for k, v in job_defaults.items() if k not in ("TrainingJobName",
-                                                                                      "TrainingJobStatus",
-                                                                                      "FailureReason")},
-                                 "TrainingJobName.$": "$.launch.name", "TrainingJobStatus": UNKNOWN,
+            "Parameters": {"v": {**kept, "TrainingJobName.$": "$.launch.name", "TrainingJobStatus": UNKNOWN,
                                  "FailureReason.$": reason}},
             "ResultPath": "$.job", "Next": next_state,
         },
     }
+
+
+def lost_job_states(job_defaults: dict[str, Any], next_state: str) -> dict[str, Any]:
+    """The run waited on its job and can no longer describe it: stop it by name, report its state as unknown."""
+    reason = ("States.Format('unknown, stopped: DescribeTrainingJob failed ({}: {}) while the run waited on {}; "
+              "StopTrainingJob was sent for it', $.describe_error.Error, $.describe_error.Cause, $.launch.name)")
+    return _stop_and_report_unknown("Stop job lost from sight", "Job lost from sight",
+                                    "The job may still run: stop it rather than leave it billing unseen.", reason,
+                                    job_defaults, next_state)
 
 
 def unknown_job_states(job_defaults: dict[str, Any], next_state: str) -> dict[str, Any]:
@@ -81,21 +87,6 @@ def unknown_job_states(job_defaults: dict[str, Any], next_state: str) -> dict[st
     reason = ("States.Format('unknown, stopped: CreateTrainingJob failed ({}: {}) and DescribeTrainingJob failed "
               "({}: {}); StopTrainingJob was sent for {} in case the job exists', $.failure.Error, $.failure.Cause, "
               "$.describe_error.Error, $.describe_error.Cause, $.launch.name)")
-    return {
-        STOP_UNKNOWN: {
-            "Type": "Task", "Comment": "A job of this name may exist: stopping one that does not fails, harmlessly.",
-            "Resource": STOP_RESOURCE, "Parameters": {"TrainingJobName.$": "$.launch.name"}, "ResultPath": "$.stop",
-            "Retry": [{"ErrorEquals": [SDK_GENERIC_ERROR], "IntervalSeconds": 5, "BackoffRate": 2.0, "MaxAttempts": 3}],
-            "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.stop", "Next": "Job state unknown"}],
-            "Next": "Job state unknown",
-        },
-        "Job state unknown": {
-            "Type": "Pass",
-            "Parameters": {"v": {**{k: v for k, v in job_defaults.items() if k not in ("TrainingJobName",
-                                                                                      "TrainingJobStatus",
-                                                                                      "FailureReason")},
-                                 "TrainingJobName.$": "$.launch.name", "TrainingJobStatus": UNKNOWN,
-                                 "FailureReason.$": reason}},
-            "ResultPath": "$.job", "Next": next_state,
-        },
-    }
+    return _stop_and_report_unknown(STOP_UNKNOWN, "Job state unknown",
+                                    "A job of this name may exist: stopping one that does not fails, harmlessly.",
+                                    reason, job_defaults, next_state)

@@ -23,6 +23,7 @@ import boto3
 import pytest
 
 from compiler import state_machine as sm
+from compiler.state_machine.asl import json_objects
 from tests.cli.cloud import CloudSageMaker
 from tests.cli.conftest import DEV
 from tests.compiler.state_machine.harness import Deployed, type_requests
@@ -111,20 +112,10 @@ def machine(aws) -> Deployed:
     workload = {w.name: w for w in loaded().workloads(DEV.name)}["platform-smoke"]
     deployed = Deployed(sm.spec_for(workload, DEV), type_requests(workload, DEV))
     bucket = json.loads(deployed.text)  # the deploy-time values are filled in: find the channel's bucket
-    uri = next(node["DataSource"]["S3DataSource"]["S3Uri"] for node in _walk(bucket)
+    uri = next(node["DataSource"]["S3DataSource"]["S3Uri"] for node in json_objects(bucket)
                if node.get("ChannelName") == "smoke")
     boto3.client("s3", region_name=DEV.region).create_bucket(Bucket=uri.split("/")[2])
     return deployed
-
-
-def _walk(node: Any) -> Any:
-    if isinstance(node, dict):
-        yield node
-        for value in node.values():
-            yield from _walk(value)
-    elif isinstance(node, list):
-        for value in node:
-            yield from _walk(value)
 
 
 def run_smoke(cli: Any, monkeypatch: pytest.MonkeyPatch, name: str, fake: SmokeSageMaker, *extra: str) -> Any:
@@ -164,7 +155,7 @@ def test_a_healthy_platform_passes_every_row(cli, machine, monkeypatch) -> None:
     # 2 x ml.c5.xlarge: the price the definition carries, times 120 + 300 billable seconds
     assert rows["cost"][1].startswith("$") and "420 billable s over 2 job(s) on 2 x ml.c5.xlarge" in rows["cost"][1]
     # the seed the job read: this run's nonce, in the channel's prefix of the data bucket
-    uri = next(n["DataSource"]["S3DataSource"]["S3Uri"] for n in _walk(json.loads(machine.text))
+    uri = next(n["DataSource"]["S3DataSource"]["S3Uri"] for n in json_objects(json.loads(machine.text))
                if n.get("ChannelName") == "smoke")
     bucket, prefix = uri[5:].split("/", 1)
     seed = boto3.client("s3", region_name=DEV.region).get_object(Bucket=bucket, Key=prefix + "seed.json")
@@ -274,7 +265,7 @@ def test_a_workload_not_deployed_is_one_line(cli, machine, monkeypatch) -> None:
 
 
 def test_a_refused_seed_is_one_line_and_starts_nothing(cli, machine, monkeypatch, sfn) -> None:
-    uri = next(n["DataSource"]["S3DataSource"]["S3Uri"] for n in _walk(json.loads(machine.text))
+    uri = next(n["DataSource"]["S3DataSource"]["S3Uri"] for n in json_objects(json.loads(machine.text))
                if n.get("ChannelName") == "smoke")
     bucket = uri.split("/")[2]
     monkeypatch.setattr(smoke, "run_name", lambda: "smoke-no-seed")

@@ -3,6 +3,7 @@ AlreadyRunning (issue 21); on, the state machine has no such check and its role 
 
 from __future__ import annotations
 
+from compiler.state_machine.asl import json_objects
 from compiler.state_machine.definition import build_definition
 from compiler.state_machine.machine import spec_for
 
@@ -10,20 +11,7 @@ LIST_EXECUTIONS = "arn:aws:states:::aws-sdk:sfn:listExecutions"
 
 
 def _resources(definition: dict) -> set[str]:
-    found: set[str] = set()
-
-    def walk(node: object) -> None:
-        if isinstance(node, dict):
-            if node.get("Type") == "Task":
-                found.add(node["Resource"])
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
-
-    walk(definition)
-    return found
+    return {node["Resource"] for node in json_objects(definition) if node.get("Type") == "Task"}
 
 
 def test_by_default_a_run_checks_for_another_in_progress(make, envs) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
+from compiler.state_machine.asl import json_objects
 from tests.trainer.conftest import SMOKE_WORKLOADS, TRAINING_DIR
 
 SCRIPT = TRAINING_DIR / "smoke" / "smoke.py"
@@ -99,19 +100,8 @@ def _relaunch_patterns() -> list[str]:
     from tests.project import PROJECT
 
     definition = json.loads(compile_one(PROJECT, "platform-smoke", "dev").definition)
-    found: list[str] = []
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            if str(node.get("Variable", "")).endswith("FailureReason") and "StringMatches" in node:
-                found.append(node["StringMatches"])
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
-
-    walk(definition)
+    found = [node["StringMatches"] for node in json_objects(definition)
+             if str(node.get("Variable", "")).endswith("FailureReason") and "StringMatches" in node]
     assert found, "the definition has no rule on FailureReason"
     return found
 
