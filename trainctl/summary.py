@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from compiler.compilation import cost_ceiling, strategies
-from compiler.compilation.describe import fallback_costs
-from compiler.compilation.stack_layout import SHARD_STACK_PREFIX
+from compiler.compilation.describe import fallback_costs, is_workload_machine
 from compiler.errors import SpecError
 from compiler.facts import catalog
 from compiler.inputs.environments import Environment
@@ -33,6 +32,7 @@ class StackInfo:
     resources: int
     template_bytes: int
     state_machines: tuple[str, ...]
+    workload_machines: tuple[str, ...] = ()  # those of workloads (compiler.compilation.describe.is_workload_machine)
 
 
 def read_assembly(outdir: Path) -> dict[str, list[StackInfo]]:
@@ -46,14 +46,20 @@ def read_assembly(outdir: Path) -> dict[str, list[StackInfo]]:
                 continue
             path = folder / artifact["properties"]["templateFile"]
             template = json.loads(path.read_text())
+            stack = artifact.get("displayName", artifact_id)
             machines = tuple(sorted(
                 r["Properties"].get("StateMachineName", logical)
                 for logical, r in template.get("Resources", {}).items()
                 if r.get("Type") == "AWS::StepFunctions::StateMachine"
             ))
+            workloads = tuple(sorted(
+                r["Properties"].get("StateMachineName", logical)
+                for logical, r in template.get("Resources", {}).items()
+                if is_workload_machine(stack.split("/")[-1], r)
+            ))
             envs.setdefault(env, []).append(StackInfo(
-                env=env, name=artifact.get("displayName", artifact_id), resources=len(template.get("Resources", {})),
-                template_bytes=path.stat().st_size, state_machines=machines,
+                env=env, name=stack, resources=len(template.get("Resources", {})),
+                template_bytes=path.stat().st_size, state_machines=machines, workload_machines=workloads,
             ))
     return envs
 
@@ -123,9 +129,7 @@ def render_summary(outdir: Path, workloads: dict[str, dict[str, Workload]], warn
         raise SpecError([])
     out = [f"## Training platform review summary (`{outdir}`)", ""]
     for env, stacks in envs.items():
-        # Workloads live in the shard stacks; the platform's own state machines (the job reaper) are not workloads.
-        where = {n.removeprefix(f"{env}-"): s.name.split("/")[-1] for s in stacks for n in s.state_machines
-                 if s.name.split("/")[-1].startswith(SHARD_STACK_PREFIX)}
+        where = {n.removeprefix(f"{env}-"): s.name.split("/")[-1] for s in stacks for n in s.workload_machines}
         names = sorted(where)
         resources = sum(s.resources for s in stacks)
         largest = max(stacks, key=lambda s: s.template_bytes)

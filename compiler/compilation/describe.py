@@ -7,16 +7,26 @@ reads the same facts.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
 from compiler.compilation import cost_ceiling, strategies
 from compiler.compilation.images import image_uri
+from compiler.compilation.stack_layout import SHARD_STACK_PREFIX
 from compiler.facts import catalog
 from compiler.inputs.environments import Environment
 from compiler.inputs.model import ProjectImage, Workload
 
 METADATA_KEY = "training-platform:workload"
+
+
+def is_workload_machine(stack: str, resource: Mapping[str, Any]) -> bool:
+    """Whether a template resource is a workload's state machine: it carries the workload summary, or (a template
+    from before the summaries) sits in a workload shard stack. The platform's own (the job reaper) is neither."""
+    if resource.get("Type") != "AWS::StepFunctions::StateMachine":
+        return False
+    return METADATA_KEY in (resource.get("Metadata") or {}) or stack.startswith(SHARD_STACK_PREFIX)
 
 
 def workload_summary(workload: Workload, env: Environment, *, training_image: str | None = None) -> dict[str, Any]:

@@ -7,8 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from compiler.compilation.describe import METADATA_KEY
-from compiler.compilation.stack_layout import SHARD_STACK_PREFIX
+from compiler.compilation.describe import METADATA_KEY, is_workload_machine
 from compiler.facts.summaries import WorkloadSummary
 
 
@@ -41,12 +40,9 @@ class Assembly:
         found = {}
         for stack, template in self.templates.get(env, {}).items():
             for resource in template.get("Resources", {}).values():
-                if resource.get("Type") != "AWS::StepFunctions::StateMachine":
+                if not is_workload_machine(stack, resource):
                     continue
-                metadata = resource.get("Metadata", {})
-                if METADATA_KEY not in metadata and not stack.startswith(SHARD_STACK_PREFIX):
-                    continue  # the platform's own state machines (the job reaper), not a workload's
-                summary = WorkloadSummary.of(metadata.get(METADATA_KEY))
+                summary = WorkloadSummary.of(resource.get("Metadata", {}).get(METADATA_KEY))
                 name = summary.name or str(resource["Properties"].get("StateMachineName", "")).removeprefix(f"{env}-")
                 found[name] = Placed(stack, summary)
         return found
