@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 
+from compiler import state_machine as sm
 from compiler.errors import SpecError
 from compiler.inputs.model import Workload
 from compiler.spec import parse_workload
-from tests.project import ENVIRONMENTS
+from tests.project import ENVIRONMENTS, loaded
 
 BASE: dict[str, Any] = {
     "name": "demo",
@@ -77,3 +78,10 @@ def rejects(make):
         return joined
 
     return check
+
+
+@pytest.fixture(scope="module")
+def definition() -> dict[str, Any]:
+    """The first shipped workload's definition in dev, for the definition checks to plant problems in."""
+    workload = loaded().workloads("dev")[0]
+    return sm.build_definition(sm.spec_for(workload, ENVIRONMENTS["dev"]))

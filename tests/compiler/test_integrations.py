@@ -24,12 +24,6 @@ SAGEMAKER_OPTIMIZED = ["CreateEndpoint", "CreateEndpointConfig", "CreateHyperPar
 SOURCE = "workloads/w.yaml"
 
 
-@pytest.fixture(scope="module")
-def definition() -> dict[str, Any]:
-    workload = loaded().workloads("dev")[0]
-    return sm.build_definition(sm.spec_for(workload, ENVIRONMENTS["dev"]))
-
-
 def planted(definition: dict[str, Any], state: str, **changes: Any) -> list[str]:
     """The problems of a copy of the definition with one state changed."""
     copied = copy.deepcopy(definition)

@@ -24,12 +24,6 @@ FAIL_CAUSE = ["States.ArrayGetItem", "States.Base64Decode", "States.Base64Encode
               "States.JsonToString", "States.UUID"]
 
 
-@pytest.fixture(scope="module")
-def definition() -> dict[str, Any]:
-    workload = loaded().workloads("dev")[0]
-    return sm.build_definition(sm.spec_for(workload, ENVIRONMENTS["dev"]))
-
-
 def planted(definition: dict[str, Any], state: str, **changes: Any) -> list[str]:
     copied = copy.deepcopy(definition)
     copied["States"][state].update(changes)
