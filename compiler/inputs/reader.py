@@ -120,7 +120,7 @@ class Reader:
             return default
         span = _span(low, high, unit)
         if isinstance(value, bool) or not isinstance(value, int):
-            whole = isinstance(value, float) and math.isfinite(value) and value.is_integer()
+            whole = isinstance(value, float) and math.isfinite(value) and value.is_integer() and abs(value) < 2**53
             hint = f" (write {int(value)})" if whole else ""
             self.problem(key, f"must be a whole number{span}, not {describe(value)}{hint}")
             return default

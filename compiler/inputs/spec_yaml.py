@@ -7,7 +7,9 @@ as `!!binary` and dates. A spec is reviewed by people, so this loader reads only
 - scalars by the YAML 1.2 core schema: `true`/`false`, `null`/`~`, decimal, `0o` and `0x` integers, floats
   (`.inf`/`.nan` are read, then refused by the spec checks that need finite numbers); anything else is a string;
 - mappings with string keys, each key once;
-- no anchors, aliases or explicit tags, and a size limit, so nothing expands.
+- no anchors, aliases or explicit tags, and a size limit, so nothing expands;
+- numbers of at most `MAX_NUMBER_CHARS` characters, and text without the characters YAML refuses written as is
+  (control characters, lone UTF-16 surrogates), even when an escape such as `"\\0"` spells them.
 
 Every refusal names the line and column and says what to write instead.
 """
@@ -22,6 +24,9 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 MAX_SPEC_BYTES = 256 * 1024  # a workload spec is a page of settings; anything larger is a mistake or an attack
 MAX_DEPTH = 32
+# A number literal longer than this is a mistake (no setting takes one), and converting one of thousands of digits
+# fails in Python itself (sys.get_int_max_str_digits): refuse it with the place instead.
+MAX_NUMBER_CHARS = 100
 
 _BOOL = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
 _NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
@@ -74,7 +79,10 @@ class _StrictLoader(yaml.SafeLoader):
         for key_node, _ in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":
                 raise SpecYamlError(f"{_where(key_node)}: merge keys (<<) are not allowed in workload specs")
-            if not isinstance(key_node, ScalarNode) or key_node.tag != _STR:
+            if not isinstance(key_node, ScalarNode):
+                kind = "a list" if isinstance(key_node, SequenceNode) else "a mapping"
+                raise SpecYamlError(f"{_where(key_node)}: keys must be text, not {kind}; write a name before the ':'")
+            if key_node.tag != _STR:
                 raise SpecYamlError(f"{_where(key_node)}: keys must be text; {key_node.value!r} is read as "
                                     f"{key_node.tag.rsplit(':', 1)[-1]} (quote it if it is meant as a name)")
             if key_node.value in seen:
@@ -85,6 +93,24 @@ class _StrictLoader(yaml.SafeLoader):
 
     def construct_sequence(self, node: SequenceNode, deep: bool = False) -> list[Any]:
         return super().construct_sequence(node, deep=True)
+
+    def construct_scalar(self, node: Node) -> Any:
+        value = super().construct_scalar(node)  # type: ignore[arg-type]
+        if isinstance(value, str):
+            bad = yaml.reader.Reader.NON_PRINTABLE.search(value)
+            if bad is not None:  # only an escape ("\0", "\x07", "\ud800") gets here: YAML refuses them written as is
+                raise SpecYamlError(f"{_where(node)}: the text holds {bad.group()!a}, a control character or half "
+                                    "of a UTF-16 pair, which YAML does not allow written as is and no setting takes; "
+                                    "remove the escape")
+        return value
+
+
+def _number_text(loader: _StrictLoader, node: ScalarNode) -> str:
+    text = str(loader.construct_scalar(node))
+    if len(text) > MAX_NUMBER_CHARS:
+        raise SpecYamlError(f"{_where(node)}: a number of {len(text)} characters; numbers in a spec are at most "
+                            f"{MAX_NUMBER_CHARS} (quote it if it is meant as text)")
+    return text
 
 
 _StrictLoader.add_implicit_resolver("tag:yaml.org,2002:bool", _BOOL, list("tTfF"))
@@ -98,7 +124,7 @@ def _construct_bool(loader: _StrictLoader, node: ScalarNode) -> bool:
 
 
 def _construct_int(loader: _StrictLoader, node: ScalarNode) -> int:
-    text = str(loader.construct_scalar(node))
+    text = _number_text(loader, node)
     sign = -1 if text.startswith("-") else 1
     body = text.lstrip("+-")
     if body.startswith("0o"):
@@ -109,7 +135,7 @@ def _construct_int(loader: _StrictLoader, node: ScalarNode) -> int:
 
 
 def _construct_float(loader: _StrictLoader, node: ScalarNode) -> float:
-    text = str(loader.construct_scalar(node)).lower()
+    text = _number_text(loader, node).lower()
     if text.endswith(".nan"):
         return float("nan")
     if text.endswith(".inf"):
@@ -130,8 +156,14 @@ def load_spec_text(text: str) -> Any:
         documents = list(yaml.load_all(text, Loader=_StrictLoader))
     except SpecYamlError:
         raise
+    except yaml.reader.ReaderError as exc:  # a character YAML does not allow written as is (NUL, a control)
+        line = text[:exc.position].count("\n") + 1
+        character = chr(exc.character) if isinstance(exc.character, int) else str(exc.character)
+        raise SpecYamlError(f"line {line}: holds the character {character!a}, which YAML does not allow (a "
+                            "control character); remove it") from None
     except yaml.YAMLError as exc:
-        raise SpecYamlError(f"is not valid YAML: {exc}") from None
+        tabs = "; indent with spaces: YAML does not allow tabs there" if "'\\t'" in str(exc) else ""
+        raise SpecYamlError(f"is not valid YAML: {exc}{tabs}") from None
     except RecursionError:
         raise SpecYamlError(f"is nested more than {MAX_DEPTH} levels deep") from None
     if len(documents) != 1:

@@ -83,8 +83,12 @@ def read_spec_file(path: Path, project: Project) -> SpecFile:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise SpecError(Problem(source, "", "no such file")) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SpecError(Problem(source, "", f"cannot be read: {exc}")) from None
+    except UnicodeDecodeError as exc:
+        line = exc.object[:exc.start].count(b"\n") + 1
+        raise SpecError(Problem(source, "", f"is not UTF-8 text: byte {exc.object[exc.start]:#04x} on line {line} is not "
+                                "UTF-8; save the file as UTF-8")) from None
+    except OSError as exc:
+        raise SpecError(Problem(source, "", f"cannot be read: {exc.strerror or exc}")) from None
     try:
         raw = load_spec_text(text)
     except SpecYamlError as exc:

@@ -121,12 +121,19 @@ def read_tags(r: Reader) -> dict[str, str]:
     if raw is None:
         return {}
     if isinstance(raw, list):  # the SDK's own shape: [{Key, Value}]
-        if not all(isinstance(t, Mapping) and set(t) == {"Key", "Value"} for t in raw):
-            r.problem("tags", "as a list, each tag is {Key: ..., Value: ...}")
+        if not all(isinstance(t, Mapping) and set(t) == {"Key", "Value"} and isinstance(t["Key"], str) for t in raw):
+            r.problem("tags", "as a list, each tag is {Key: <text>, Value: <text>}")
+            return {}
+        keys = [t["Key"] for t in raw]
+        twice = sorted({k for k in keys if keys.count(k) > 1})
+        if twice:  # keeping the last one would deploy what the reader did not see
+            r.problem("tags", f"key {twice[0]!r} is given twice; keep one")
             return {}
         raw = {t["Key"]: t["Value"] for t in raw}
     elif isinstance(raw, Mapping):
-        raw = {k: v if isinstance(v, str) else str(v) for k, v in raw.items() if not isinstance(v, Mapping | list)}
+        # whole numbers are tag text as written (the SDK would send them unquoted, which SageMaker refuses); anything
+        # else (empty, true/false, 2.10 read as 2.1, a list or mapping) has no one text a reader would expect
+        raw = {k: str(v) if isinstance(v, int) and not isinstance(v, bool) else v for k, v in raw.items()}
     else:
         r.problem("tags", "must be a mapping of tag keys to values (or the SDK's [{Key, Value}] list)")
         return {}
@@ -143,7 +150,7 @@ def read_tags(r: Reader) -> dict[str, str]:
                                "which tags every job with its workload, environment and execution; pick another key")
         elif not isinstance(value, str) or len(value) > lim.tag_value_max or not matches(lim.tag_pattern, value):
             r.findings.problem(where, f"tag values are text of at most {lim.tag_value_max} letters, digits, spaces "
-                               "or _.:/=+-@")
+                               f"or _.:/=+-@, not {describe(value)} (quote it; '' for an empty value)")
         else:
             result[key] = value
     return result

@@ -1,0 +1,110 @@
+"""Hostile spec files: each is refused with the place and the fix, never a traceback (compiler/inputs/spec_yaml.py,
+compiler/spec/loading.py, the tags reader in compiler/spec/values.py), each at its boundary."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from compiler.errors import SpecError
+from compiler.inputs.project import Project
+from compiler.inputs.spec_yaml import MAX_NUMBER_CHARS, SpecYamlError, load_spec_text
+from compiler.spec import read_spec_file
+
+
+def _refused(text: str) -> str:
+    with pytest.raises(SpecYamlError) as info:
+        load_spec_text(text)
+    return str(info.value)
+
+
+@pytest.mark.parametrize("number", ["9" * MAX_NUMBER_CHARS, "0x" + "f" * (MAX_NUMBER_CHARS - 2),
+                                    "0." + "1" * (MAX_NUMBER_CHARS - 2)])
+def test_a_number_of_the_longest_length_is_read(number: str) -> None:
+    assert isinstance(load_spec_text(f"a: {number}\n")["a"], int | float)
+
+
+@pytest.mark.parametrize("number", ["9" * (MAX_NUMBER_CHARS + 1), "9" * 5000, "0x" + "f" * 5000, "0o" + "7" * 6000,
+                                    "0." + "1" * 5000])
+def test_a_longer_number_is_refused_naming_its_place_not_pythons_digit_limit(number: str) -> None:
+    text = _refused(f"name: x\ninstance_count: {number}\n")
+    assert text.startswith("line 2, column 17: a number of ")
+    assert f"at most {MAX_NUMBER_CHARS} (quote it if it is meant as text)" in text
+
+
+def test_a_long_number_quoted_is_text() -> None:
+    assert load_spec_text(f"a: '{'9' * 5000}'\n") == {"a": "9" * 5000}
+
+
+@pytest.mark.parametrize(("escape", "shown"), [("\\0", "'\\x00'"), ("\\x07", "'\\x07'"), ("\\ud800", "'\\ud800'"),
+                                               ("\\x7f", "'\\x7f'")])
+def test_an_escaped_character_yaml_refuses_written_as_is_is_refused(escape: str, shown: str) -> None:
+    text = _refused(f'name: x\nhyperparameters:\n  a: "b{escape}c"\n')
+    assert text.startswith(f"line 3, column 6: the text holds {shown}")
+    assert text.endswith("remove the escape")
+
+
+def test_an_escaped_key_is_checked_too() -> None:
+    assert _refused('"k\\0": 1\n').startswith("line 1, column 1: the text holds '\\x00'")
+
+
+@pytest.mark.parametrize("escape", ["\\t", "\\n", "\\r", "\\u00e9", "\\U0001F600", "\\x85"])
+def test_printable_escapes_stay_allowed(escape: str) -> None:
+    assert isinstance(load_spec_text(f'a: "b{escape}c"\n')["a"], str)
+
+
+def test_a_control_character_written_as_is_names_its_line() -> None:
+    assert _refused("name: x\ndescription: a\x00b\n") == ("line 2: holds the character '\\x00', which YAML does not "
+                                                          "allow (a control character); remove it")
+
+
+def test_tab_indentation_gets_the_fix() -> None:
+    assert _refused("name: x\nhyperparameters:\n\ta: 1\n").endswith("; indent with spaces: YAML does not allow tabs "
+                                                                      "there")
+
+
+@pytest.mark.parametrize(("key", "kind"), [("? [a, b]\n: 1\n", "a list"), ("? {a: b}\n: 1\n", "a mapping")])
+def test_a_key_that_is_a_collection_is_named_as_such(key: str, kind: str) -> None:
+    assert _refused(key) == f"line 1, column 3: keys must be text, not {kind}; write a name before the ':'"
+
+
+@pytest.mark.parametrize(("data", "line"), [(b"name: x\n# caf\xe9\n", 2), (b"\xff\xfen\x00a\x00", 1)])
+def test_a_file_not_in_utf8_names_the_byte_line_and_the_fix(tmp_path: Path, data: bytes, line: int) -> None:
+    path = tmp_path / "workloads" / "latin.yaml"
+    path.parent.mkdir()
+    path.write_bytes(data)
+    with pytest.raises(SpecError) as info:
+        read_spec_file(path, Project(tmp_path))
+    assert str(info.value).startswith("workloads/latin.yaml: is not UTF-8 text: byte 0x")
+    assert str(info.value).endswith(f"on line {line} is not UTF-8; save the file as UTF-8")
+    assert "codec" not in str(info.value)
+
+
+def test_a_utf8_byte_order_mark_is_read() -> None:
+    assert load_spec_text("\ufeffname: x\n") == {"name": "x"}
+
+
+# --- tags ------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", [["a"], {"a": 1}, 1, None])
+def test_a_list_tag_whose_key_is_not_text_is_refused(rejects, key) -> None:
+    rejects("tags", "{Key: <text>, Value: <text>}", tags=[{"Key": key, "Value": "v"}])
+
+
+def test_a_list_tag_key_given_twice_is_refused_not_collapsed(rejects, make) -> None:
+    rejects("tags", "key 'team' is given twice; keep one",
+            tags=[{"Key": "team", "Value": "a"}, {"Key": "team", "Value": "b"}])
+    assert make(tags=[{"Key": "team", "Value": "a"}, {"Key": "Team", "Value": "b"}]).tags == {"team": "a", "Team": "b"}
+
+
+@pytest.mark.parametrize(("value", "shown"), [(None, "None (empty)"), (True, "True (true/false)"),
+                                              (2.10, "2.1 (a number)"), ({"b": "c"}, "{'b': 'c'} (a mapping)"),
+                                              (["x"], "['x'] (a list)")])
+def test_a_tag_value_that_is_not_text_is_refused_not_converted_or_dropped(rejects, value, shown: str) -> None:
+    rejects("tags.team", f"not {shown} (quote it; '' for an empty value)", tags={"team": value})
+
+
+def test_whole_number_and_empty_tag_values_are_text_as_written(make) -> None:
+    assert make(tags={"run": 7, "note": ""}).tags == {"run": "7", "note": ""}
