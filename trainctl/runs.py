@@ -96,9 +96,12 @@ def default_name() -> str:
     return "-".join(p for p in (user, stamp, secrets.token_hex(2)) if p)
 
 
+MAX_INTERVAL = 3600.0  # an hour between looks: beyond it following shows nothing; inf and nan would stop time.sleep
+
+
 def _check_interval(args: argparse.Namespace) -> None:
-    if args.interval < 0:
-        raise problem("--interval: give a number of seconds from 0")
+    if not 0 <= args.interval <= MAX_INTERVAL:  # also false for nan
+        raise problem(f"--interval: give a number of seconds from 0 to {MAX_INTERVAL:g}")
 
 
 def start(args: argparse.Namespace) -> int:
@@ -117,7 +120,7 @@ def start(args: argparse.Namespace) -> int:
         print(f"nothing was started (the state machine applies the same rules to input {json.dumps(given)})",
               file=sys.stderr)
         return 1
-    name = args.name or default_name()
+    name = default_name() if args.name is None else args.name  # --name '' is refused below, not replaced
     check_execution_name(name)
     target = Target(env, workload.name)
     clients = Clients(env, args.profile)

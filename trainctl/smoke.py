@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import math
 import re
 import secrets
 import sys
@@ -437,8 +438,9 @@ def _describe_job(clients: SmokeClients, name: str) -> dict[str, Any] | None:
 
 
 def smoke(args: argparse.Namespace, sleep: Callable[[float], None] = time.sleep) -> int:
-    if args.timeout <= 0 or args.interval < 0 or args.metrics_wait < 0:
-        raise problem("--timeout must be above 0 seconds, --interval and --metrics-wait at least 0")
+    finite = all(math.isfinite(v) for v in (args.timeout, args.interval, args.metrics_wait))  # nan passes < and <=
+    if not finite or args.timeout <= 0 or args.interval < 0 or args.metrics_wait < 0:
+        raise problem("--timeout must be above 0 seconds, --interval and --metrics-wait at least 0 (finite numbers)")
     project = project_of(args)
     env = environment(project, args.env)
     workload = load_workload(project, GPU_WORKLOAD if args.gpu else WORKLOAD, env)

@@ -304,10 +304,18 @@ def test_missing_credentials_are_one_line(cli, monkeypatch) -> None:
                                   "dev), e.g. `aws sso login` or AWS_PROFILE")
 
 
-def test_bad_options_and_environments_are_one_line(cli) -> None:
-    result = cli("smoke", "--env", "dev", "--timeout", "0")
+@pytest.mark.parametrize("option", [["--timeout", "0"], ["--timeout", "nan"], ["--timeout", "inf"],
+                                    ["--interval", "-0.01"], ["--interval", "nan"], ["--interval", "inf"],
+                                    ["--metrics-wait", "-1"], ["--metrics-wait", "nan"], ["--metrics-wait", "inf"]])
+def test_bad_options_are_one_line_before_anything_starts(cli, option: list[str]) -> None:
+    # nan passes every comparison: it would start the run, then stop it at once (--timeout) or fail in time.sleep
+    result = cli("smoke", "--env", "dev", *option)
     assert result.code == 1
-    assert result.err.strip() == "--timeout must be above 0 seconds, --interval and --metrics-wait at least 0"
+    assert result.err.strip() == ("--timeout must be above 0 seconds, --interval and --metrics-wait at least 0 "
+                                  "(finite numbers)")
+
+
+def test_an_unknown_environment_is_one_line(cli) -> None:
     result = cli("smoke", "--env", "nowhere")
     assert result.code == 1 and result.err.strip() == "unknown environment 'nowhere'; cdk.json declares dev, prod"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 
 import pytest
@@ -12,6 +13,7 @@ from tests.cli.conftest import WORKLOAD, executions, run_directly, sagemaker, wa
 from tests.compiler.state_machine.harness import expected_request
 from tests.compiler.state_machine.sagemaker_sync import installed
 from tests.project import loaded
+from trainctl import runs
 
 
 def policy() -> OverridePolicy:
@@ -101,7 +103,13 @@ def test_a_value_too_long_for_sagemaker_is_refused_locally(cli, deployed, sfn) -
     (["-p", "learning_rate"], "-p 'learning_rate': write NAME=VALUE"),
     (["-p", "model=a", "-p", "model=b"], "-p model: given twice"),
     (["--name", "has space"], "an execution name has 1 to 80 characters"),
-    (["--interval", "-1"], "--interval: give a number of seconds from 0"),
+    (["--interval", "-1"], "--interval: give a number of seconds from 0 to 3600"),
+    (["--interval", "3600.001"], "--interval: give a number of seconds from 0 to 3600"),
+    (["--interval", "nan"], "--interval: give a number of seconds from 0 to 3600"),
+    (["--interval", "inf"], "--interval: give a number of seconds from 0 to 3600"),
+    (["--name", ""], "--name '': an execution name has 1 to 80 characters"),
+    (["--name", "x" * 81], "an execution name has 1 to 80 characters"),
+    (["--name", "caf\u00e9\u0085"], "an execution name has 1 to 80 characters"),
 ])
 def test_bad_command_lines_are_messages(argv: list[str], expected: str, cli, deployed, sfn) -> None:
     before = executions(sfn, deployed)
@@ -119,3 +127,8 @@ def test_an_existing_name_is_refused(cli, deployed, sfn) -> None:
         second = cli("start", WORKLOAD, "--env", "dev", "--name", "start-twice", "--max-run", "60")
     assert second.code == 1
     assert "an execution named start-twice already exists" in second.err
+
+
+@pytest.mark.parametrize("seconds", [0.0, 0.01, 3600.0])
+def test_intervals_from_0_to_an_hour_are_taken(seconds: float) -> None:
+    runs._check_interval(argparse.Namespace(interval=seconds))  # the boundary the refusals above stop just past
