@@ -55,14 +55,37 @@ status and problems go to standard error. --follow exits 0 when the run succeede
 # ------------------------------------------------------------------------------------------------ start
 
 
-def parse_value(text: str, expected: str | None) -> Any:
+MAX_NESTING = 100  # lists and objects in a -p value; Python's JSON reader and writer fail near 1,000 levels
+
+
+def parse_value(text: str, expected: str | None, name: str = "NAME") -> Any:
     """A `-p` value: text where the spec's value is a string, else JSON (kept as text when it is not JSON)."""
     if expected == "string":
         return text
+    too_deep = problem(f"-p {name}: the value is nested more than {MAX_NESTING} levels deep; pass such a value as a "
+                       "file in an input channel")
     try:
-        return json.loads(text)
+        value = json.loads(text)
+    except RecursionError:
+        raise too_deep from None
     except ValueError:
         return text
+    if _nesting(value) > MAX_NESTING:
+        raise too_deep
+    return value
+
+
+def _nesting(value: Any) -> int:
+    """How many lists and objects deep a JSON value goes, counted without recursion."""
+    deepest, level = 0, [(value, 0)]
+    while level:
+        item, depth = level.pop()
+        if isinstance(item, list | dict):
+            deepest = max(deepest, depth + 1)
+            if deepest > MAX_NESTING:
+                return deepest
+            level.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
 
 
 def execution_input(args: argparse.Namespace, policy: OverridePolicy) -> dict[str, Any]:
@@ -75,7 +98,7 @@ def execution_input(args: argparse.Namespace, policy: OverridePolicy) -> dict[st
             raise problem(f"-p {item!r}: write NAME=VALUE, e.g. -p learning_rate=0.0003")
         if name in hyperparameters:
             raise problem(f"-p {name}: given twice")
-        hyperparameters[name] = parse_value(text, expected.get(name))
+        hyperparameters[name] = parse_value(text, expected.get(name), name)
     given: dict[str, Any] = {}
     if hyperparameters:
         given["hyperparameters"] = hyperparameters

@@ -110,6 +110,9 @@ def test_a_value_too_long_for_sagemaker_is_refused_locally(cli, deployed, sfn) -
     (["--name", ""], "--name '': an execution name has 1 to 80 characters"),
     (["--name", "x" * 81], "an execution name has 1 to 80 characters"),
     (["--name", "caf\u00e9\u0085"], "an execution name has 1 to 80 characters"),
+    (["-p", "max_steps=" + "[" * 101 + "]" * 101], "-p max_steps: the value is nested more than 100 levels deep"),
+    (["-p", "max_steps=" + "[" * 5000 + "]" * 5000], "-p max_steps: the value is nested more than 100 levels deep"),
+    (["-p", "max_steps=" + '{"a":' * 101 + "1" + "}" * 101], "-p max_steps: the value is nested more than 100 levels"),
 ])
 def test_bad_command_lines_are_messages(argv: list[str], expected: str, cli, deployed, sfn) -> None:
     before = executions(sfn, deployed)
@@ -132,3 +135,9 @@ def test_an_existing_name_is_refused(cli, deployed, sfn) -> None:
 @pytest.mark.parametrize("seconds", [0.0, 0.01, 3600.0])
 def test_intervals_from_0_to_an_hour_are_taken(seconds: float) -> None:
     runs._check_interval(argparse.Namespace(interval=seconds))  # the boundary the refusals above stop just past
+
+
+def test_a_value_nested_100_levels_is_read_and_left_to_the_policy() -> None:
+    assert runs.parse_value("[" * 100 + "]" * 100, "structure") == json.loads("[" * 100 + "]" * 100)
+    assert runs.parse_value("null", "any") is None
+    assert runs.parse_value("not json", "integer") == "not json"
