@@ -29,9 +29,11 @@ def multi_node_jobs_use_efa(w: Workload, f: Findings) -> None:
     nodes = sum(g.instance_count for g in training)
     if nodes <= 1:
         return
+    warned: set[str] = set()
     for group in training:
         accelerated_group = group.instance.has_gpu or group.instance.is_trainium
-        if accelerated_group and not group.instance.has_efa:
+        if accelerated_group and not group.instance.has_efa and group.instance_type not in warned:
+            warned.add(group.instance_type)  # two groups of one type: one warning
             f.warn("instance_type" if not w.compute.instance_groups else "instance_groups", f"{nodes} training nodes "
                    f"with {group.instance_type}, which has no EFA: inter-node traffic goes over TCP; pick an EFA type "
                    "(e.g. ml.p4d.24xlarge, ml.p5.48xlarge) for multi-node jobs")

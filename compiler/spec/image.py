@@ -136,7 +136,14 @@ def _model_dir(r: Reader, framework: str) -> str | bool | None:
     if value is None:
         return None
     if framework != "tensorflow":
-        r.problem("model_dir", f"is a TensorFlow estimator argument; the {framework} estimator would ignore it")
+        # The other estimators take it only through **kwargs and drop it: they send no model_dir hyperparameter.
+        if value is False:  # what they do anyway: harmless, as AWS's notebooks write it for PyTorch
+            r.warn("model_dir", f"is a TensorFlow estimator argument: the {framework} estimator ignores it and sends "
+                   "no model_dir hyperparameter, as false asks; remove it")
+        else:
+            r.problem("model_dir", f"is a TensorFlow estimator argument: the {framework} estimator ignores it and "
+                      "sends no model_dir hyperparameter; remove it (the job saves what the script writes to "
+                      "/opt/ml/model, SM_MODEL_DIR)")
         return None
     if value is False:
         return False

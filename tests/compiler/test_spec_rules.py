@@ -289,6 +289,14 @@ def test_multi_node_without_efa_is_flagged(make):
     assert any("no EFA" in w and "instance_type" in w for w in workload.warnings)
 
 
+def test_two_groups_of_one_type_without_efa_warn_once(make):
+    """Two groups of ml.g5.2xlarge (the SDK's own heterogeneous-cluster unit test): one warning, not one per group."""
+    groups = [{"instance_group_name": n, "instance_type": "ml.g5.2xlarge", "instance_count": c} for n, c in
+              (("group1", 1), ("group2", 2))]
+    workload = make(instance_type=..., instance_count=..., instance_groups=groups, distribution=...)
+    assert len([w for w in workload.warnings if "no EFA" in w]) == 1, workload.warnings
+
+
 def test_multi_node_with_efa_is_not_flagged(make):
     assert not make().warnings
 
@@ -474,3 +482,18 @@ def test_output_path_is_the_platforms(rejects):
 def test_s3_input_needs_a_bucket(rejects):
     rejects("inputs.train", "s3://bucket/prefix", inputs={"train": "s3:///key"})
     rejects("inputs.train.s3_data", "s3://bucket/prefix", inputs={"train": {"s3_data": "s3://"}})
+
+
+# --- model_dir: a TensorFlow argument the other estimators drop --------------------------------------------------
+
+
+def test_model_dir_false_elsewhere_than_tensorflow_is_accepted_with_a_warning(make):
+    """PyTorch(model_dir=False), as an AWS notebook writes it: the SDK drops it, which is what false asks for."""
+    workload = make(model_dir=False)
+    assert [w for w in workload.warnings if "model_dir: " in w and "remove it" in w], workload.warnings
+
+
+@pytest.mark.parametrize("value", ["/opt/ml/model", "s3://my-models/out"])
+def test_model_dir_path_elsewhere_than_tensorflow_is_refused(rejects, value):
+    """A path would be dropped by the SDK while its author expects the model there: refused, with the fix."""
+    rejects("model_dir", "TensorFlow estimator argument", "remove it", model_dir=value)
