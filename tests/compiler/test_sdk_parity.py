@@ -64,6 +64,8 @@ def code_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (directory / "src" / "model.py").write_text("LAYERS = 12\n")
     (directory / "lib" / "helpers").mkdir(parents=True)
     (directory / "lib" / "helpers" / "__init__.py").write_text("")
+    (directory / "model-script").mkdir()  # an entry point in a subfolder, without source_dir (REAL_CALL_CASES)
+    (directory / "model-script" / "mnist.py").write_text("print('mnist')\n")
     return directory
 
 
@@ -526,7 +528,148 @@ FEATURE_CASES = [
     )),
 ]
 
-ALL_CASES = STRATEGY_CASES + GENERIC_CASES + FEATURE_CASES
+# Estimator calls from public material, translated as a user would: the notebook's values kept, the platform's
+# buckets, role and network substituted (checkpoint_s3_uri -> checkpoints: true, an S3 input -> s3://my-datasets/,
+# git_config -> source_dir). Each names its source, github.com/<repository>/<path>.
+HF_NB = "huggingface/notebooks sagemaker"
+SMP_V1_MPI_OPTIONS = ("-x NCCL_DEBUG=WARN -x SMDEBUG_LOG_LEVEL=ERROR -x SMP_DISABLE_D2D=1 -x SMP_D2D_GPU_BUFFER_SIZE_BYTES=1 "
+                      "-x SMP_NCCL_THROTTLE_LIMIT=1 -x FI_EFA_USE_DEVICE_RDMA=1 -x FI_PROVIDER=efa -x RDMAV_FORK_SAFE=1")
+REAL_CALL_CASES = [
+    # huggingface/notebooks sagemaker/04_distributed_training_model_parallelism/sagemaker-notebook.ipynb
+    Case(f"{HF_NB}/04: HuggingFace with SMP v1 under mpi, one p3.16xlarge", _spec(
+        "hf-glue-smp", framework="huggingface", transformers_version="4.26.0", pytorch_version="1.13.1",
+        py_version="py39", instance_type="ml.p3.16xlarge", instance_count=1, volume_size=200,
+        debugger_hook_config=False,
+        distribution={"smdistributed": {"modelparallel": {"enabled": True, "parameters": {
+            "microbatches": 4, "placement_strategy": "spread", "pipeline": "interleaved", "optimize": "speed",
+            "partitions": 4, "ddp": True}}}, "mpi": {"enabled": True, "processes_per_host": 8}},
+        hyperparameters={"model_name_or_path": "roberta-large", "task_name": "mnli", "per_device_train_batch_size": 16,
+                         "do_train": True, "do_eval": True, "num_train_epochs": 2, "output_dir": "/opt/ml/model",
+                         "max_steps": 500},
+    )),
+    # huggingface/notebooks sagemaker/03_distributed_training_data_parallelism/sagemaker-notebook.ipynb
+    Case(f"{HF_NB}/03: HuggingFace SMDDP on p3.16xlarge, the notebook's metric regexes", _spec(
+        "hf-squad-smddp", framework="huggingface", transformers_version="4.26.0", pytorch_version="1.13.1",
+        py_version="py39", instance_type="ml.p3.16xlarge", instance_count=2, volume_size=200,
+        distribution={"smdistributed": {"dataparallel": {"enabled": True}}},
+        metric_definitions=[{"Name": "train_runtime", "Regex": r"train_runtime.*=\D*(.*?)$"},
+                            {"Name": "f1", "Regex": r"f1.*=\D*(.*?)$"},
+                            {"Name": "exact_match", "Regex": r"exact_match.*=\D*(.*?)$"}],
+        hyperparameters={"model_name_or_path": "bert-large-uncased-whole-word-masking", "dataset_name": "squad",
+                         "do_train": True, "fp16": True, "per_device_train_batch_size": 4, "max_seq_length": 384,
+                         "max_steps": 100, "pad_to_max_length": True, "doc_stride": 128, "output_dir": "/opt/ml/model"},
+    ), warns=("instance_type",)),
+    # huggingface/notebooks sagemaker/25_pytorch_fsdp_model_parallelism/sagemaker-notebook.ipynb
+    Case(f"{HF_NB}/25: HuggingFace FSDP under torchrun, a hyperparameter holding quotes", _spec(
+        "hf-fsdp", framework="huggingface", transformers_version="4.26.0", pytorch_version="1.13.1", py_version="py39",
+        instance_type="ml.p4d.24xlarge", instance_count=2, volume_size=200, distribution=TORCHRUN,
+        hyperparameters={"model_id": "togethercomputer/GPT-NeoXT-Chat-Base-20B", "gradient_checkpointing": True,
+                         "bf16": True, "optimizer": "adamw_apex_fused", "per_device_train_batch_size": 2, "epochs": 3,
+                         "fsdp": '"full_shard auto_wrap"', "fsdp_transformer_layer_cls_to_wrap": "GPTNeoXLayer",
+                         "dataset_path": "/opt/ml/input/data/training"},
+        inputs={"training": "s3://my-datasets/processed/dolly/train"},
+    )),
+    # huggingface/notebooks sagemaker/32_train_deploy_embedding_models/sagemaker-notebook.ipynb
+    Case(f"{HF_NB}/32: HuggingFace 4.36.0, two-day max_run, output uncompressed, cache variable", _spec(
+        "bge-base-exp1", framework="huggingface", transformers_version="4.36.0", pytorch_version="2.1.0",
+        py_version="py310", instance_type="ml.g5.xlarge", max_run=2 * 24 * 60 * 60, base_job_name="bge-base-exp1",
+        disable_output_compression=True, environment={"HUGGINGFACE_HUB_CACHE": "/tmp/.cache"},
+        hyperparameters={"model_id": "BAAI/bge-base-en-v1.5", "num_train_epochs": 3, "learning_rate": 2e-5},
+        inputs={"train": "s3://my-datasets/train", "test": "s3://my-datasets/test"},
+    )),
+    # aws/amazon-sagemaker-examples build_and_train_models/sm-distributed_model_parallel/sm-distributed_model_parallel.ipynb
+    Case("amazon-sagemaker-examples: TensorFlow 2.3.1 with SMP v1 under mpi, custom MPI options", _spec(
+        "tf-smp-v1", framework="tensorflow", framework_version="2.3.1", py_version="py37",
+        instance_type="ml.p3.16xlarge", base_job_name="SMD-MP-demo",
+        distribution={"smdistributed": {"modelparallel": {"enabled": True, "parameters": {
+            "microbatches": 2, "partitions": 2, "pipeline": "interleaved", "optimize": "memory"}}},
+            "mpi": {"enabled": True, "processes_per_host": 2,
+                    "custom_mpi_options": "--mca btl_vader_single_copy_mechanism none "}},
+    )),
+    # aws/amazon-sagemaker-examples build_and_train_models/sm-distributed_training_model_parallel_v2_mixtral_on_p4.ipynb
+    Case("amazon-sagemaker-examples: SMP v2 expert parallelism on p4d, floats 0.0 and 1e-05, a regex without group", _spec(
+        "mixtral-smp", framework="pytorch", framework_version="2.2.0", py_version="py310",
+        instance_type="ml.p4d.24xlarge", instance_count=8, volume_size=400, max_run=86400, debugger_hook_config=False,
+        base_job_name="smp-mixtral-fsdp", checkpoints=True,
+        metric_definitions=[{"Name": "base_metric", "Regex": "<><><><><><>"}],
+        distribution={**TORCHRUN, "smdistributed": {"modelparallel": {"enabled": True, "parameters": {
+            "activation_loading_horizon": 2, "expert_parallel_degree": 2, "hybrid_shard_degree": 32,
+            "sm_activation_offloading": False}}}},
+        hyperparameters={"activation_checkpointing": 1, "auto_wrap_policy": "transformer_auto_wrap_policy",
+                         "beta1": 0.9, "bf16": 1, "checkpoint_dir": "/opt/ml/checkpoints", "lr": 0.0001,
+                         "min_lr": 1e-05, "plateau": 0.0, "warmup": 0.0032, "moe_load_balancing": "sinkhorn"},
+        inputs={"train": {"s3_data": "s3://my-datasets/train", "distribution": "FullyReplicated",
+                          "s3_data_type": "S3Prefix"},
+                "test": {"s3_data": "s3://my-datasets/test", "distribution": "FullyReplicated",
+                         "s3_data_type": "S3Prefix"}},
+    ), warns=("metric_definitions[0].Regex",)),
+    # aws/amazon-sagemaker-examples build_and_train_models/sm-distributed_model_parallel_v2/llama_v2_v3/
+    # sm-fsdp-tp-cp_train_llama_v2_v3.ipynb (instance_count lowered to what dev's training subnet holds)
+    Case("amazon-sagemaker-examples: SMP v2 context parallelism on p5, PyTorch 2.4.1", _spec(
+        "llama-smp-cp", framework="pytorch", framework_version="2.4.1", py_version="py311",
+        instance_type="ml.p5.48xlarge", instance_count=2, volume_size=400, max_run=86400, debugger_hook_config=False,
+        distribution={**TORCHRUN, "smdistributed": {"modelparallel": {"enabled": True, "parameters": {
+            "activation_loading_horizon": 2, "context_parallel_degree": 2, "hybrid_shard_degree": 8,
+            "sm_activation_offloading": True, "tensor_parallel_degree": 2}}}},
+    )),
+    # aws/amazon-sagemaker-examples archived/smp-gpt-sharded-data-parallel/smp-train-gpt-sharded-data-parallel.ipynb
+    Case("amazon-sagemaker-examples: SMP v1 sharded data parallelism, the notebook's MPI options", _spec(
+        "gpt-sdp", framework="pytorch", framework_version="1.13", py_version="py39", instance_type="ml.p4d.24xlarge",
+        instance_count=2, checkpoints=True, debugger_hook_config=False,
+        distribution={"mpi": {"enabled": True, "processes_per_host": 8, "custom_mpi_options": SMP_V1_MPI_OPTIONS},
+                      "smdistributed": {"modelparallel": {"enabled": True, "parameters": {
+                          "ddp": True, "skip_tracing": True, "delayed_parameter_initialization": True,
+                          "offload_activations": False, "activation_loading_horizon": 4,
+                          "sharded_data_parallel_degree": 16, "fp16": False, "bf16": True, "partitions": 1}}}},
+        hyperparameters={"max_steps": 100, "seed": 12345, "fp16": 0, "bf16": 1, "lr": 2.0e-4, "min_lr": 0.00001,
+                         "lr-decay-style": "linear", "warmup": 0.01, "sharded_data_parallel_degree": 16},
+    )),
+    # aws/amazon-sagemaker-examples archived/mpi_on_sagemaker/mpi_demo.ipynb
+    Case("amazon-sagemaker-examples: mpi on CPU instances, two processes per host (TensorFlow 2.3.0)", {
+        "name": "mpi-demo", "framework": "tensorflow", "entry_point": "train.py", "framework_version": "2.3.0",
+        "py_version": "py37", "distribution": {"mpi": {"enabled": True, "processes_per_host": 2}},
+        "instance_count": 3, "instance_type": "ml.c5.2xlarge",
+    }),
+    # aws/amazon-sagemaker-examples deploy_and_monitor/sm-batch_transform_pytorch/sm-batch_transform_pytorch.ipynb
+    Case("amazon-sagemaker-examples: entry point in a subfolder, no source_dir, PyTorch 1.8.0 py3", {
+        "name": "pt-batch", "framework": "pytorch", "entry_point": "model-script/mnist.py", "framework_version": "1.8.0",
+        "py_version": "py3", "instance_count": 3, "instance_type": "ml.c5.2xlarge",
+        "hyperparameters": {"epochs": 1, "backend": "gloo"},
+    }),
+    # aws/amazon-sagemaker-examples archived/sagemaker_job_tracking/pytorch_distributed_training_experiment.ipynb
+    Case("amazon-sagemaker-examples: PyTorch with model_dir: false (dropped, warned) and a warm pool", {
+        "name": "mnist-ddp", "framework": "pytorch", "entry_point": "./train.py", "model_dir": False,
+        "framework_version": "1.12", "py_version": "py38", "instance_type": "ml.g4dn.12xlarge", "instance_count": 2,
+        "hyperparameters": {"epochs": 10, "hidden_channels": 20, "backend": "nccl", "dropout": 0.2,
+                            "kernel_size": 5, "optimizer": "sgd"},
+        "keep_alive_period_in_seconds": 600,
+    }, warns=("model_dir", "distribution")),
+    # aws/amazon-sagemaker-examples archived/tensorboard_keras/tensorboard_keras.ipynb
+    Case("amazon-sagemaker-examples: TensorFlow 2.2.0 in Pipe mode, three channels", _spec(
+        "tb-keras", framework="tensorflow", framework_version="2.2.0", py_version="py37", instance_type="ml.c5.xlarge",
+        base_job_name="tensorboard-example", input_mode="Pipe", hyperparameters={"epochs": 10, "batch-size": 256},
+        metric_definitions=[{"Name": "val_acc", "Regex": "val_acc: ([0-9\\.]+)"}],
+        inputs={"train": "s3://my-datasets/cifar10/train", "validation": "s3://my-datasets/cifar10/validation",
+                "eval": "s3://my-datasets/cifar10/eval"},
+    )),
+    # aws/sagemaker-python-sdk tests/unit/test_estimator.py (v2.257.6): two groups of one type, generic Estimator
+    Case("sagemaker-python-sdk unit test: generic Estimator, two instance groups of one type", {
+        "name": "gen-groups-g5", "image_uri": OWN_IMAGE, "base_job_name": "base-job-name", "instance_groups": [
+            {"instance_group_name": "group1", "instance_type": "ml.g5.2xlarge", "instance_count": 1},
+            {"instance_group_name": "group2", "instance_type": "ml.g5.2xlarge", "instance_count": 2}],
+    }, warns=("instance_groups",)),
+    # The pinned SDK's newest catalog entries (sagemaker 2.257.7 image_uri_config): PyTorch 2.8.0, HuggingFace 4.56.2
+    Case("the SDK's newest PyTorch, 2.8.0 py312, under torchrun on p5", _spec(
+        "pt-latest", framework="pytorch", framework_version="2.8.0", py_version="py312", instance_type="ml.p5.48xlarge",
+        instance_count=2, distribution=TORCHRUN,
+    )),
+    Case("the SDK's newest HuggingFace, 4.56.2 on PyTorch 2.8.0", _spec(
+        "hf-latest", framework="huggingface", transformers_version="4.56.2", pytorch_version="2.8.0",
+        py_version="py312", instance_type="ml.g5.2xlarge",
+    )),
+]
+
+ALL_CASES = STRATEGY_CASES + GENERIC_CASES + FEATURE_CASES + REAL_CALL_CASES
 
 # ---------------------------------------------------------------------------------------------------------------
 # Where our request deliberately differs from the SDK's, and why. Nothing else may differ.
