@@ -29,7 +29,7 @@ from compiler.inputs.model import Code, Workload
 from compiler.inputs.project import Project
 from compiler.rules.secrets import request_credentials
 from compiler.sdk import service_model
-from compiler.spec import Loaded, load_workload, load_workloads
+from compiler.spec import Loaded, find_spec, load_workload, load_workloads, read_spec_file
 
 # Deploy-time values the stacks provide to each state machine: the environment's (stacks/platform.py, runs.py),
 # its file system's, the code bundle's, and those each workload's construct makes for itself (its role, its job
@@ -203,6 +203,16 @@ def _once(problems: list[Problem]) -> list[Problem]:
     return list(dict.fromkeys(problems))
 
 
+def _schedule_problems(project: Project, name_or_path: str, workload: Workload,
+                       envs: Mapping[str, Environment]) -> list[Problem]:
+    """compile_project's check of `schedule.environments` for one workload, so render refuses what validate does."""
+    if workload.schedule is None or not workload.schedule.environments:
+        return []
+    spec = read_spec_file(find_spec(project, name_or_path), project)
+    deployed = {name: {workload.name: workload} if spec.deploys_to(env) else {} for name, env in envs.items()}
+    return schedules.environment_problems({workload.name: workload}, deployed)
+
+
 def compile_one(project: Project, name_or_path: str, env_name: str) -> CompiledWorkload:
     """One workload (by name or path) compiled for one environment, with the checks that concern it alone."""
     envs = project.environments()
@@ -213,6 +223,7 @@ def compile_one(project: Project, name_or_path: str, env_name: str) -> CompiledW
     images = project_images(project, {env_name: env})
     workload = load_workload(project, name_or_path, env, images=images)
     result, problems = compile_workload(workload, env, images, _Bundles(project.root))
+    problems += _schedule_problems(project, name_or_path, workload, envs)
     if problems:
         raise SpecError(problems)
     return result

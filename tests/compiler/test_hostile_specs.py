@@ -6,11 +6,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from compiler.errors import SpecError
 from compiler.inputs.project import Project
 from compiler.inputs.spec_yaml import MAX_NUMBER_CHARS, SpecYamlError, load_spec_text
+from compiler.pipeline import compile_one, compile_project
 from compiler.spec import read_spec_file
+from tests.project import project_copy
+
+# The project copies below are no git work tree, so every file of training/ ships (NotInGitWarning says so).
+pytestmark = pytest.mark.filterwarnings("ignore:.*not read as a git work tree")
 
 
 def _refused(text: str) -> str:
@@ -108,3 +114,35 @@ def test_a_tag_value_that_is_not_text_is_refused_not_converted_or_dropped(reject
 
 def test_whole_number_and_empty_tag_values_are_text_as_written(make) -> None:
     assert make(tags={"run": 7, "note": ""}).tags == {"run": "7", "note": ""}
+
+
+# --- one workload (render) refuses what the whole project (validate, synth) refuses ------------------------------
+
+
+@pytest.mark.parametrize(("schedule_envs", "environments", "expected"), [
+    (["stagin"], None, "'stagin' is not an environment of cdk.json; it deploys to dev, prod"),
+    (["prod"], {"dev": {}}, "'prod' is not one the workload deploys to; it deploys to dev"),
+])
+def test_render_refuses_a_schedule_environment_as_validate_does(tmp_path: Path, schedule_envs: list[str],
+                                                                environments, expected: str) -> None:
+    root = project_copy(tmp_path)
+    spec = yaml.safe_load((root / "workloads" / "gpt-smddp.yaml").read_text())
+    spec["schedule"] = {"expression": "rate(1 day)", "environments": schedule_envs}
+    if environments is not None:
+        spec["environments"] = environments
+    (root / "workloads" / "gpt-smddp.yaml").write_text(yaml.safe_dump(spec))
+    message = f"workloads/gpt-smddp.yaml: schedule.environments: {expected}"
+    with pytest.raises(SpecError) as whole:
+        compile_project(Project(root))
+    with pytest.raises(SpecError) as one:
+        compile_one(Project(root), "gpt-smddp", "dev")
+    assert message in str(whole.value).splitlines()
+    assert message in str(one.value).splitlines()
+
+
+def test_render_takes_a_schedule_in_an_environment_the_workload_deploys_to(tmp_path: Path) -> None:
+    root = project_copy(tmp_path)
+    spec = yaml.safe_load((root / "workloads" / "gpt-smddp.yaml").read_text())
+    spec["schedule"] = {"expression": "rate(1 day)", "environments": ["prod"]}
+    (root / "workloads" / "gpt-smddp.yaml").write_text(yaml.safe_dump(spec))
+    assert compile_one(Project(root), "gpt-smddp", "dev").workload.schedule is not None
