@@ -3,7 +3,8 @@
 Runs the trainer's own model, DDP / FSDP2 wrapping and fused AdamW on synthetic tokens (so data
 loading is not measured), bf16 autocast, optional torch.compile (as the trainer compiles: the whole model under
 DDP, each block under FSDP), and reports for each mode: tokens per second per GPU, milliseconds per step, the
-seconds one checkpoint (model + AdamW) blocks training and then writes in the background, and MFU = achieved
+seconds a checkpoint (model + AdamW) blocks training (the first, which allocates the staging copy, and the next)
+and then writes in the background, and MFU = achieved
 model FLOP/s per GPU divided by the GPU's dense bf16 peak from `compiler.facts.catalog.dense_bf16_tflops()` (the single
 source of peaks).
 Model FLOPs per token follow the PaLM convention, see `gptlm.model.flops_per_token`.
@@ -127,21 +128,26 @@ def measure(mode: str, model_name: str, seq_len: int, micro_batch: int, steps: i
 
 def measure_checkpoint(module: torch.nn.Module, optimizer: torch.optim.Optimizer, mode: str, world: int
                        ) -> dict[str, float]:
-    """One checkpoint (model + AdamW state) the way the trainer saves it: seconds training is blocked (staging to
-    CPU memory) and seconds the write then runs in the background. Local disk, a folder every rank shares."""
+    """Two checkpoints (model + AdamW state) the way the trainer saves them, on one kept saver: seconds each blocks
+    training (staging to CPU memory; the first also allocates the pinned copy every later save reuses) and seconds
+    the second's write then runs in the background. Local disk, a folder every rank shares."""
     folder = Path(tempfile.gettempdir()) / f"train-throughput-checkpoint-{mode}"
     if dist.get_rank() == 0:
         shutil.rmtree(folder, ignore_errors=True)
     dist.barrier()
     saver = dcp.Saver(dist.get_rank(), world, asynchronous=True)
-    started = time.perf_counter()
-    saver.start(folder, 0, module, optimizer, {"bench": mode})
-    blocking = time.perf_counter() - started
-    saved = saver.finish()
+    blocking = []
+    saved = None
+    for step in (1, 2):
+        started = time.perf_counter()
+        saver.start(folder, step, module, optimizer, {"bench": mode})
+        blocking.append(time.perf_counter() - started)
+        saved = saver.finish()  # as in training, where a write ends long before the next save
     dist.barrier()
     if dist.get_rank() == 0:
         shutil.rmtree(folder, ignore_errors=True)
-    return {"checkpoint_blocking_s": blocking, "checkpoint_background_s": saved.background_seconds if saved else 0.0}
+    return {"checkpoint_first_blocking_s": blocking[0], "checkpoint_blocking_s": blocking[1],
+            "checkpoint_background_s": saved.background_seconds if saved else 0.0}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -191,12 +197,14 @@ def main(argv: list[str] | None = None) -> int:
                  else "no bf16 peak in the catalog for this GPU: MFU n/a" if cuda else "no GPU: MFU n/a")
     print(f"GPU: {gpu_name} x{world}; {peak_text}; torch {torch.__version__}; {platform.node()}; {date}")
     print(f"{'mode':5} {'model':9} {'params':>8} {'seq':>5} {'mbs':>4} {'compile':>7} "
-          f"{'tokens/s/GPU':>13} {'step_ms':>8} {'MFU':>6} {'ckpt_block_s':>12} {'ckpt_write_s':>12}")
+          f"{'tokens/s/GPU':>13} {'step_ms':>8} {'MFU':>6} {'ckpt_first_s':>12} {'ckpt_block_s':>12} "
+          f"{'ckpt_write_s':>12}")
     for r in results:
         mfu_text = f"{100 * r['mfu']:.1f}%" if r["mfu"] is not None else "n/a"
         print(f"{r['mode']:5} {r['model']:9} {r['params'] / 1e6:7.1f}M {r['seq_len']:5} {r['micro_batch_size']:4} "
               f"{r['compile']!s:>7} {r['tokens_per_sec_per_gpu']:13.1f} {r['step_time_ms']:8.1f} {mfu_text:>6} "
-              f"{r['checkpoint_blocking_s']:12.2f} {r['checkpoint_background_s']:12.2f}")
+              f"{r['checkpoint_first_blocking_s']:12.2f} {r['checkpoint_blocking_s']:12.2f} "
+              f"{r['checkpoint_background_s']:12.2f}")
     if args.json:
         args.json.write_text(json.dumps({"gpu": gpu_name, "catalog_gpu": key, "peak_tflops": peak, "date": date,
                                          "torch": torch.__version__, "results": results}, indent=2))

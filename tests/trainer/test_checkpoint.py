@@ -133,3 +133,89 @@ def test_an_intact_checkpoint_is_found_with_nothing_passed_over(tmp_path: Path):
     _two_saves(tmp_path)
     found = checkpoint.find_latest(tmp_path)
     assert found.step == 4 and found.passed_over == ()
+
+
+def _step(model: GPT, optimizer: torch.optim.Optimizer) -> None:
+    x = torch.randint(0, 256, (2, 17))
+    model(x[:, :-1], x[:, 1:]).backward()
+    optimizer.step()
+    optimizer.zero_grad()
+
+
+def _snapshot(model: GPT) -> dict[str, torch.Tensor]:
+    return {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+
+def _restored(root: Path, step: int) -> dict[str, torch.Tensor]:
+    found = next(f for f in [checkpoint.find_latest(root)] if f is not None)
+    assert found.step == step
+    model, optimizer = _trained(7)
+    dcp.load(found, model, optimizer, META)
+    return model.state_dict()
+
+
+def test_one_process_writes_in_the_background(tmp_path: Path):
+    """Without a process group (one GPU, one process) the save still runs on a thread: the write is slowed by
+    2 s, yet start returns before it, and the marker is dropped only once finish has waited for the write."""
+    model, optimizer = _trained(0)
+    saver = dcp.Saver(rank=0, world_size=1, asynchronous=True)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(dcp.SLOW_WRITE_ENV, "2:2")
+        path, previous = saver.start(tmp_path, 2, model, optimizer, META)
+        assert previous is None and saver.pending is not None and saver.pending.blocking_seconds < 1.5
+        assert checkpoint.is_complete(path) is None  # written in the background, not marked yet
+        saved = saver.finish()
+    assert saved is not None and saved.step == 2 and saved.background_seconds >= 2
+    assert checkpoint.is_complete(path) is not None
+    assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), _restored(tmp_path, 2).values(),
+                                                 strict=True))
+
+
+def test_a_kept_writer_stages_into_one_copy_and_each_checkpoint_holds_its_own_step(tmp_path: Path, monkeypatch):
+    """On a GPU the writer and its staged (pinned) copy are kept from save to save; here pinning is stubbed, since
+    this build of PyTorch has no CUDA. Training between two saves changes the weights: each checkpoint must hold
+    the weights of its own step (the copy is refilled only after the previous write), in its own folder."""
+    if not dcp._CAN_CACHE:
+        pytest.skip("this PyTorch has no cache_staged_state_dict")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.Tensor, "pin_memory", lambda self, *a, **k: self)
+    model, optimizer = _trained(0)
+    saver = dcp.Saver(rank=0, world_size=1, asynchronous=True)
+    expected = {}
+    for step in (2, 3, 4):
+        expected[step] = _snapshot(model)
+        saver.start(tmp_path / str(step), step, model, optimizer, META)
+        if step == 2:
+            first = saver.writer
+        _step(model, optimizer)
+    saver.finish()
+    assert first is not None and saver.writer is first  # one writer for every save
+    assert first.state_dict_cache is not None  # PyTorch's staged copy, kept
+    for step, weights in expected.items():
+        restored = _restored(tmp_path / str(step), step)
+        assert all(torch.equal(weights[k], restored[k]) for k in weights), step
+
+
+def test_a_kept_writer_is_replaced_when_the_state_changes_shape(tmp_path: Path, monkeypatch):
+    """A staged copy made for one set of tensors cannot take another: a different state gets a new writer."""
+    if not dcp._CAN_CACHE:
+        pytest.skip("this PyTorch has no cache_staged_state_dict")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.Tensor, "pin_memory", lambda self, *a, **k: self)
+    saver = dcp.Saver(rank=0, world_size=1, asynchronous=True)
+    model, optimizer = _trained(0)
+    saver.start(tmp_path / "a", 2, model, optimizer, META)
+    first = saver.writer
+    fresh = GPT(build_config("tiny", 32))  # a longer context: a larger position table
+    saver.start(tmp_path / "b", 3, fresh, optim.build_optimizer(fresh, 1e-2, 0.1, fused=False), META)
+    saver.finish()
+    assert first is not None and saver.writer is not None and saver.writer is not first
+
+
+def test_without_a_gpu_each_save_stages_afresh(tmp_path: Path):
+    """No GPU: no pinned copy is kept between saves (a CPU run gains nothing from it and would hold twice the state)."""
+    model, optimizer = _trained(0)
+    saver = dcp.Saver(rank=0, world_size=1, asynchronous=True)
+    saver.start(tmp_path, 2, model, optimizer, META)
+    saver.finish()
+    assert saver.writer is None

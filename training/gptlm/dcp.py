@@ -8,9 +8,10 @@ while the state is copied to CPU memory. Folder layout, completeness markers and
 
 from __future__ import annotations
 
+import inspect
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,24 +42,37 @@ def _barrier() -> None:
 # so a test can deliver SIGTERM or SIGKILL while a background write is in flight.
 SLOW_WRITE_ENV = "GPTLM_FAULT_SLOW_WRITE"
 
+# FileSystemWriter's `cache_staged_state_dict` (PyTorch >= 2.4): keep the staged CPU copy for the next save.
+_CAN_CACHE = "cache_staged_state_dict" in inspect.signature(dist_cp.FileSystemWriter.__init__).parameters
 
-class _SlowWriter(dist_cp.FileSystemWriter):
-    def __init__(self, path: str, seconds: float):
-        super().__init__(path)
-        self.seconds = seconds
+
+class _Writer(dist_cp.FileSystemWriter):
+    """The writer of one checkpoint step, and of every later one when kept (`Saver`); `step` is the one it writes."""
+
+    def __init__(self, path: Path, step: int, cache: bool = False):
+        if cache:
+            super().__init__(str(path), cache_staged_state_dict=True)
+        else:
+            super().__init__(str(path))
+        self.step = step
 
     def write_data(self, plan: Any, planner: Any) -> Any:
-        time.sleep(self.seconds)
+        fault_step, _, seconds = os.environ.get(SLOW_WRITE_ENV, "").partition(":")
+        if fault_step == str(self.step):
+            time.sleep(float(seconds or 0))
         return super().write_data(plan, planner)
 
 
-def _writer(path: Path, step: int) -> dist_cp.FileSystemWriter:
-    """Explicit FileSystemWriter: the same call works from PyTorch 2.2 (the SMDDP containers) onwards. Its
-    `stage()` copies the state to new CPU tensors, so training may change the live ones during an async write."""
-    fault = os.environ.get(SLOW_WRITE_ENV, "")
-    if fault.partition(":")[0] == str(step):
-        return _SlowWriter(str(path), float(fault.partition(":")[2] or 0))
-    return dist_cp.FileSystemWriter(str(path))
+def _state_shape(state: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """Each tensor's path, dtype and shape: a staged copy fits the next state only if these are the same."""
+    if isinstance(state, Mapping):
+        for key, value in state.items():
+            yield from _state_shape(value, f"{prefix}/{key}")
+    elif isinstance(state, (list, tuple)):
+        for index, value in enumerate(state):
+            yield from _state_shape(value, f"{prefix}/{index}")
+    elif isinstance(state, torch.Tensor):
+        yield prefix, (state.dtype, tuple(state.shape))
 
 
 @dataclass
@@ -76,9 +90,14 @@ class Saver:
 
     `start` blocks only while the state is copied to CPU memory (and while the previous write, if any, finishes);
     the write then runs on a thread, its collectives on a gloo group of its own so they never interleave with
-    training's. `finish` waits for the write and only then drops this rank's completeness marker, so a resume
-    never reads half a checkpoint. Every rank calls both at the same step (collective). Without async support
-    (PyTorch < 2.3) or with `asynchronous=False`, `start` writes synchronously.
+    training's (one process alone needs no group). `finish` waits for the write and only then drops this rank's
+    completeness marker, so a resume never reads half a checkpoint. Every rank calls both at the same step
+    (collective). Without async support (PyTorch < 2.3) or with `asynchronous=False`, `start` writes synchronously.
+
+    On a GPU the writer is kept for the whole run with PyTorch's `cache_staged_state_dict`: the first save allocates
+    a pinned CPU copy of the state, every later save only copies into it (one device-to-host copy, no allocation of
+    the state's size each time). The copy is refilled only after the previous write finished (`start` waits for it
+    first), and dropped when the state's tensors change shape (a new writer stages afresh).
     """
 
     def __init__(self, rank: int, world_size: int, asynchronous: bool):
@@ -86,6 +105,8 @@ class Saver:
         self.asynchronous = asynchronous and _async_save is not None
         self.group: Any = None  # made on the first asynchronous save, so runs without one make no extra group
         self.pending: _Pending | None = None
+        self.writer: _Writer | None = None  # kept between saves while it caches the staged state
+        self.shape: list[tuple[str, Any]] = []
 
     def start(self, root: Path, step: int, model: torch.nn.Module, optimizer: torch.optim.Optimizer, meta: Mapping
               ) -> tuple[Path, checkpoint.Saved | None]:
@@ -97,16 +118,27 @@ class Saver:
         model_sd, optim_sd = get_state_dict(model, optimizer)
         state = {"model": model_sd, "optim": optim_sd}
         future = None
-        if self.asynchronous and dist.is_initialized():
-            if self.group is None:
+        if self.asynchronous and _async_save is not None:
+            if self.group is None and dist.is_initialized():
                 self.group = dist.new_group(backend="gloo")
-            response = _async_save(state, storage_writer=_writer(path, step), process_group=self.group)
+            response = _async_save(state, checkpoint_id=str(path), storage_writer=self._writer_for(path, step, state),
+                                   process_group=self.group)
             future = getattr(response, "upload_completion", response)  # AsyncSaveResponse in newer PyTorch
         else:
-            _save(state, storage_writer=_writer(path, step))
+            _save(state, storage_writer=_Writer(path, step))
         now = time.perf_counter()
         self.pending = _Pending(path, step, meta, future, now - started, now)
         return path, previous
+
+    def _writer_for(self, path: Path, step: int, state: Mapping) -> _Writer:
+        """The kept writer (its staged copy fits this state), or a new one; only a GPU run keeps one."""
+        if not (_CAN_CACHE and torch.cuda.is_available()):
+            return _Writer(path, step)
+        shape = list(_state_shape(state))
+        if self.writer is None or shape != self.shape:
+            self.writer, self.shape = _Writer(path, step, cache=True), shape
+        self.writer.step = step
+        return self.writer
 
     def finish(self) -> checkpoint.Saved | None:
         """Collective: wait for the write in flight, mark it complete on this rank, meet; None if none was."""
