@@ -181,6 +181,10 @@ def read_inputs(r: Reader) -> tuple[Channel, ...]:
             if location is not None:
                 channels.append(S3Channel(name=str(name), s3_data=location))
             continue
+        if raw is None:  # fit() refuses a channel of None ("Cannot format input None"): never drop it silently
+            inputs.problem(where, "is empty: give the channel's S3 location (a key prefix or s3:// URI), "
+                           "{s3_data: ...} or {directory_path: ...}, or remove the channel")
+            continue
         c = inputs.child(where)
         if c is None:
             continue

@@ -146,3 +146,12 @@ def test_render_takes_a_schedule_in_an_environment_the_workload_deploys_to(tmp_p
     spec["schedule"] = {"expression": "rate(1 day)", "environments": ["prod"]}
     (root / "workloads" / "gpt-smddp.yaml").write_text(yaml.safe_dump(spec))
     assert compile_one(Project(root), "gpt-smddp", "dev").workload.schedule is not None
+
+
+# --- inputs ----------------------------------------------------------------------------------------------------
+
+
+def test_an_empty_channel_is_refused_not_dropped(rejects, make) -> None:
+    rejects("inputs.train", "is empty: give the channel's S3 location", "or remove the channel",
+            inputs={"train": None, "eval": "datasets/eval/"})
+    assert [c.name for c in make(inputs={"eval": "datasets/eval/"}).inputs] == ["eval"]
