@@ -33,6 +33,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from compiler.errors import Problem, SpecError
 from compiler.facts import catalog
 from trainctl.common import project_of
+from trainctl.files import write_text_atomically
 
 SERVICE_CODE = "AmazonSageMaker"
 TRAINING_USAGE = "-Train:ml."
@@ -174,8 +175,7 @@ def _one_region(root: Path, client: Any, region: str, today: str) -> int:
     path = root / catalog.price_file(region)
     old = json.loads(path.read_text())["prices_per_hour_usd"] if path.is_file() else {}
     content = table(fetched, today)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(content, indent=2) + "\n")
+    write_text_atomically(path, json.dumps(content, indent=2) + "\n")
     print(f"{region}: {len(content['prices_per_hour_usd'])} training instance prices written to "
           f"{catalog.price_file(region)} (commit it); {len(fetched.skipped)} products left out")
     for line in changes(old, content["prices_per_hour_usd"]) or ["  no price changed"]:

@@ -16,6 +16,7 @@ import sys
 from compiler.inputs.environments import zone_problems
 from trainctl.aws import session
 from trainctl.common import project_of
+from trainctl.files import write_text_atomically
 
 
 def lookup_zones(args: argparse.Namespace) -> int:
@@ -31,7 +32,7 @@ def lookup_zones(args: argparse.Namespace) -> int:
     path = project.cdk_context_json
     cached = json.loads(path.read_text()) if path.is_file() else {}
     cached[env.context_lookup_key()] = zones
-    path.write_text(json.dumps(dict(sorted(cached.items())), indent=2) + "\n")
+    write_text_atomically(path, json.dumps(dict(sorted(cached.items())), indent=2) + "\n")
     print(f"{env.context_lookup_key()}: {', '.join(zones)} (written to {path.name}; commit it)")
     problems = zone_problems(cached, {env.name: env})
     for problem in problems:

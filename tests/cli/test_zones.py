@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 from moto import mock_aws
 
 from tests.project import ROOT
+from trainctl import files
 from trainctl.cli import main
 
 
@@ -48,3 +50,18 @@ def test_an_unknown_profile_is_a_message(project: Path, capsys, tmp_path: Path, 
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "credentials"))
     assert main(["--project-dir", str(project), "lookup-zones", "--env", "dev", "--profile", "nope"]) == 1
     assert "no AWS profile named 'nope'" in capsys.readouterr().err
+
+
+def test_a_lookup_stopped_while_writing_leaves_cdk_context_json_as_it_was(project: Path, monkeypatch, capsys) -> None:
+    """Ctrl-C while the new cdk.context.json is being written: the old one still parses, with its old lookups."""
+    before = {"availability-zones:account=111111111111:region=eu-west-1": ["eu-west-1a"]}
+    (project / "cdk.context.json").write_text(json.dumps(before))
+
+    def interrupted(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(files.os, "fsync", interrupted)
+    with mock_aws():
+        assert main(["--project-dir", str(project), "lookup-zones", "--env", "dev"]) == 130
+    assert json.loads((project / "cdk.context.json").read_text()) == before
+    assert sorted(os.listdir(project)) == ["cdk.context.json", "cdk.json"]
