@@ -155,3 +155,14 @@ def test_an_empty_channel_is_refused_not_dropped(rejects, make) -> None:
     rejects("inputs.train", "is empty: give the channel's S3 location", "or remove the channel",
             inputs={"train": None, "eval": "datasets/eval/"})
     assert [c.name for c in make(inputs={"eval": "datasets/eval/"}).inputs] == ["eval"]
+
+
+# --- distribution ----------------------------------------------------------------------------------------------
+
+
+def test_mpi_beside_torch_distributed_is_refused_as_the_sdk_would_drop_it(rejects, make) -> None:
+    rejects("distribution.mpi", "ignores mpi when torch_distributed is enabled", "remove mpi",
+            distribution={"torch_distributed": {"enabled": True}, "mpi": {"enabled": True, "processes_per_host": 8}})
+    # switched off, or beside smdistributed (SMP v1/v2 send mpi's settings), it is no mistake
+    make(distribution={"torch_distributed": {"enabled": True}, "mpi": {"enabled": False}})
+    make(distribution={"torch_distributed": {"enabled": True}})

@@ -220,6 +220,17 @@ def _check_groups_need_strategy(workload: Workload, job: Job, report: Report) ->
                "them (mpi or smdistributed dataparallel), as the SDK requires")
 
 
+def _check_ignored_mpi(workload: Workload, report: Report) -> None:
+    """PyTorch's `_pytorch_distribution_configuration`: with torch_distributed enabled and no smdistributed, it sends
+    torch_distributed's settings alone, so an enabled mpi (its processes_per_host, custom_mpi_options) is dropped."""
+    d = workload.distribution
+    if (workload.framework == "pytorch" and enabled(d.get("torch_distributed")) and enabled(d.get("mpi"))
+            and "smdistributed" not in d and "pytorchddp" not in d):
+        report("distribution.mpi", "the PyTorch estimator ignores mpi when torch_distributed is enabled (torchrun "
+               "launches the processes and none of mpi's settings is sent); remove mpi, or torch_distributed to "
+               "launch with MPI")
+
+
 def check(workload: Workload, report: Report, warn: Report) -> None:
     """Every distribution rule of the SDK and the platform; problems name `distribution.*` (or the field to fix)."""
     if workload.framework == "generic":
@@ -230,6 +241,7 @@ def check(workload: Workload, report: Report, warn: Report) -> None:
         return
     if not _check_keys(workload, report):
         return
+    _check_ignored_mpi(workload, report)
     _check_instance_groups(workload, report)
     raw_strategies = present_strategies(workload.distribution)
     _check_frameworks(workload, raw_strategies, report)
