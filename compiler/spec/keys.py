@@ -122,6 +122,10 @@ LOOKALIKES = {
     "volume_size_in_gb": ("volume_size", "the SDK ignores it silently"),
     "enable_sagemaker_metrics_time_series": ("enable_sagemaker_metrics", "the request field's name; the SDK ignores it "
                                              "silently"),
+    "requirements_file": ("", "the SDK ignores it silently; put requirements.txt at the top of source_dir: the "
+                          "framework containers pip-install it before the entry point starts"),
+    "requirements": ("", "the SDK ignores it silently; put requirements.txt at the top of source_dir: the framework "
+                     "containers pip-install it before the entry point starts"),
     "wait": ("", "wait is a fit() argument: runs are started by the workload's state machine"),
     "logs": ("", "logs is a fit() argument: follow a run with `trainctl start --follow` or `trainctl logs`"),
     "experiment_config": ("", "fit()'s experiment_config (SageMaker Experiments) is not wired by the platform: the "

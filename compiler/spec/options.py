@@ -159,6 +159,9 @@ def read_debugging(r: Reader) -> Debugging:
 
 
 def _local_path(r: Reader, key: str) -> str | None:
+    if r.get(key) == "":  # as an AWS workshop writes it: the SDK sends no LocalPath for empty text
+        r.warn(key, "is empty, which the SDK sends as no path (SageMaker's default, /opt/ml/checkpoints); remove it")
+        return None
     path = r.string(key, pattern=r"/[^\x00]*", max_length=4096,
                     explain="must be an absolute path in the container, e.g. /opt/ml/checkpoints")
     return path if path is None or r.shaped(key, path, "DirectoryPath") else None

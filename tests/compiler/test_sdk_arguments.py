@@ -36,6 +36,9 @@ LOOKALIKE_VALUES: dict[str, Any] = {
     "hyperparams": {"epochs": 3}, "hyper_parameters": {"epochs": 3}, "metrics": [{"Name": "loss", "Regex": "l=(.*)"}],
     "instance": "ml.p4d.24xlarge", "spot": True, "max_runtime": 3600, "volume_size_in_gb": 100, "wait": True,
     "logs": "All", "experiment_config": {"ExperimentName": "gpt"}, "enable_sagemaker_metrics_time_series": True,
+    # an AWS workshop's PyTorch(requirements_file="requirements.txt") (aws-samples/sagemaker-distributed-training-workshop
+    # workshops/building-rag-workflows-with-sagemaker-and-bedrock/03-02_fine-tuning-embedding)
+    "requirements_file": "requirements.txt", "requirements": "requirements.txt",
 }
 
 

@@ -64,6 +64,7 @@ def code_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (directory / "src" / "model.py").write_text("LAYERS = 12\n")
     (directory / "lib" / "helpers").mkdir(parents=True)
     (directory / "lib" / "helpers" / "__init__.py").write_text("")
+    (directory / "src" / "launch.sh").write_text("torchrun train.py\n")  # a shell entry point (REAL_CALL_CASES)
     (directory / "model-script").mkdir()  # an entry point in a subfolder, without source_dir (REAL_CALL_CASES)
     (directory / "model-script" / "mnist.py").write_text("print('mnist')\n")
     return directory
@@ -658,6 +659,56 @@ REAL_CALL_CASES = [
             {"instance_group_name": "group1", "instance_type": "ml.g5.2xlarge", "instance_count": 1},
             {"instance_group_name": "group2", "instance_type": "ml.g5.2xlarge", "instance_count": 2}],
     }, warns=("instance_groups",)),
+    # aws-samples/sagemaker-distributed-training-workshop 1_data_parallel/Lab_1.ipynb
+    Case("distributed training workshop: pytorchddp with an image of its own, warm pool 0", _spec(
+        "ddp-mnist", framework="pytorch", image_uri=f"{DLC}/pytorch-training:1.12.1-gpu-py38-cu113-ubuntu20.04-sagemaker",
+        base_job_name="user-ddp-mnist", instance_type="ml.g4dn.12xlarge", py_version="py38",
+        distribution={"pytorchddp": {"enabled": True}}, debugger_hook_config=False,
+        hyperparameters={"batch_size": 320, "epochs": 900}, keep_alive_period_in_seconds=0,
+    ), warns=("distribution.smdistributed.dataparallel",)),
+    # aws-samples/sagemaker-distributed-training-workshop 1_data_parallel/Lab1_stable_diffusion/
+    # fine_tune_stable_diffusion.ipynb (its instance_type a variable: ml.g5.12xlarge here)
+    Case("distributed training workshop: checkpoint_local_path empty (no path, warned), a number as text", _spec(
+        "stable-diffusion", framework="pytorch", framework_version="1.13.1", py_version="py39",
+        instance_type="ml.g5.12xlarge", base_job_name="stable-diffusion", checkpoint_local_path="",
+        distribution={"pytorchddp": {"enabled": True}},
+        hyperparameters={"pretrained_model_name_or_path": "CompVis/stable-diffusion-v1-4", "resolution": 256,
+                         "mixed_precision": "fp16", "learning_rate": "1e-10", "seed": 100,
+                         "output_dir": "/opt/ml/model/sd-output-final"},
+    ), warns=("checkpoint_local_path", "distribution.smdistributed.dataparallel")),
+    # aws-samples/sagemaker-distributed-training-workshop 16_smp_cp_fp8_llama3_1/sm-fsdp-cp-llama-3-1-8b.ipynb
+    # (HF_TOKEN left out: a token belongs in secrets:)
+    Case("distributed training workshop: SMP v2 with delayed initialization, warm pool, NCCL variables", _spec(
+        "llama-smp-cp-fp8", framework="pytorch", framework_version="2.4.1", py_version="py311",
+        instance_type="ml.p5.48xlarge", instance_count=2, volume_size=400, max_run=86400, debugger_hook_config=False,
+        keep_alive_period_in_seconds=1800, checkpoints=True,
+        distribution={**TORCHRUN, "smdistributed": {"modelparallel": {"enabled": True, "parameters": {
+            "context_parallel_degree": 2, "hybrid_shard_degree": 8, "delayed_parameter_initialization": True}}}},
+        environment={"NCCL_DEBUG": "INFO", "NCCL_MIN_NRINGS": "1", "NCCL_IB_TIMEOUT": "22"},
+    )),
+    # aws-samples/sagemaker-distributed-training-workshop 23_customize-gptoss-models-on-sagemaker-ai/
+    # customize-gpt-oss-on-amazon-sagemaker-ai.ipynb (HF_TOKEN left out)
+    Case("distributed training workshop: a shell entry point in a PyTorch 2.7.1 image, JSON text in a variable", _spec(
+        "oss-recipe", framework="pytorch", entry_point="launch.sh",
+        image_uri=f"{DLC}/pytorch-training:2.7.1-gpu-py312-cu128-ubuntu22.04-sagemaker", py_version="py312",
+        instance_type="ml.p4de.24xlarge", base_job_name="oss-recipe-gpt-oss-20b", volume_size=1024,
+        keep_alive_period_in_seconds=3600,
+        environment={"MLFLOW_EXPERIMENT_NAME": "gpt-oss-v4",
+                     "MLFLOW_TAGS": '{"source.job": "smai-training-jobs", "source.type": "sft"}',
+                     "MLFLOW_TRACKING_URI": f"arn:aws:sagemaker:{DEV.region}:{DEV.account}:mlflow-tracking-server/tfc"},
+        hyperparameters={"config": "hf_recipes/openai/gpt-oss-20b--vanilla-spectrum.yaml"},
+        inputs={"training": "s3://my-datasets/gpt-oss/"},
+    )),
+    # aws/amazon-sagemaker-examples build_and_train_models/sm-heterogeneous_clusters_for_model_training/
+    # sm-heterogeneous_clusters_for_model_training.ipynb
+    Case("amazon-sagemaker-examples: PyTorch heterogeneous cluster, data group and DNN group, no distribution", _spec(
+        "pt-hetero", framework="pytorch", framework_version="1.11.0", py_version="py38", entry_point="train.py",
+        volume_size=10, max_run=4800, disable_profiler=True, debugger_hook_config=False, instance_groups=[
+            {"instance_group_name": "data_group", "instance_type": "ml.c5.9xlarge", "instance_count": 1},
+            {"instance_group_name": "dnn_group", "instance_type": "ml.p3.2xlarge", "instance_count": 1}],
+        hyperparameters={"batch-size": 8192, "num-data-workers": 4, "grpc-workers": 4, "num-dnn-workers": 4,
+                         "pin-memory": True, "iterations": 100, "region": DEV.region},
+    ), warns=("instance_groups",)),
     # The pinned SDK's newest catalog entries (sagemaker 2.257.7 image_uri_config): PyTorch 2.8.0, HuggingFace 4.56.2
     Case("the SDK's newest PyTorch, 2.8.0 py312, under torchrun on p5", _spec(
         "pt-latest", framework="pytorch", framework_version="2.8.0", py_version="py312", instance_type="ml.p5.48xlarge",

@@ -497,3 +497,21 @@ def test_model_dir_false_elsewhere_than_tensorflow_is_accepted_with_a_warning(ma
 def test_model_dir_path_elsewhere_than_tensorflow_is_refused(rejects, value):
     """A path would be dropped by the SDK while its author expects the model there: refused, with the fix."""
     rejects("model_dir", "TensorFlow estimator argument", "remove it", model_dir=value)
+
+
+# --- checkpoint_local_path: "" (an AWS workshop writes it): the SDK sends no LocalPath ------------------------------
+
+
+def test_empty_checkpoint_local_path_is_no_path_with_a_warning(make):
+    workload = make(checkpoint_local_path="", checkpoints=True)
+    assert workload.checkpoint_local_path is None
+    assert [w for w in workload.warnings if "checkpoint_local_path: is empty" in w and "remove it" in w]
+
+
+def test_empty_checkpoint_local_path_needs_no_checkpoints(make):
+    """Empty is no path at all, so the rule that a path needs checkpoints: true does not apply (the SDK drops it)."""
+    make(checkpoint_local_path="")
+
+
+def test_blank_checkpoint_local_path_is_still_refused(rejects):
+    rejects("checkpoint_local_path", "absolute path", checkpoint_local_path=" ", checkpoints=True)
