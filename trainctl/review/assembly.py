@@ -17,6 +17,11 @@ class Assembly:
 
     templates: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     nag: str = ""
+    stack_names: dict[str, dict[str, str]] = field(default_factory=dict)  # environment -> stack -> CloudFormation's
+
+    def stack_name(self, env: str, stack: str) -> str:
+        """The stack's name in CloudFormation (the CDK's Stage prefixes it: `dev-Workloads18`)."""
+        return self.stack_names.get(env, {}).get(stack, f"{env}-{stack}")
 
     def importers(self, env: str, stack: str, resource: str) -> list[str]:
         """The stacks that import a value of `resource` (exported by `stack`): CloudFormation will not replace an
@@ -67,6 +72,7 @@ def read_assembly(outdir: Path) -> Assembly:
             name = artifact.get("displayName", artifact_id).split("/")[-1]
             template = json.loads((folder / artifact["properties"]["templateFile"]).read_text())
             assembly.templates.setdefault(env, {})[name] = template
+            assembly.stack_names.setdefault(env, {})[name] = artifact["properties"].get("stackName", f"{env}-{name}")
     report = outdir / "validation-report.json"
     if report.is_file():
         from trainctl.summary import nag_status

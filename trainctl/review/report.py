@@ -9,6 +9,7 @@ from compiler.facts.summaries import WorkloadSummary
 from trainctl.review.acknowledgments import ACKNOWLEDGMENTS, acknowledged
 from trainctl.review.assembly import Assembly
 from trainctl.review.findings import LOSSY, STATEFUL_TYPES, BlockedExport, Loss, blocked_exports, losses
+from trainctl.review.names import NameClash, departed_line, departed_stacks, name_clashes
 from trainctl.review.template_diff import ValueChange, shown, value_changes
 from trainctl.schedule_report import review_lines
 
@@ -148,6 +149,17 @@ def render(base_ref: str, base: Assembly, head: Assembly, diffs: dict[str, dict[
                 *[b.line() for b in stuck], "", "If no deployed stack imports it (say, the base never deployed), "
                 f"acknowledge it in `{ACKNOWLEDGMENTS}` with the reason:", "",
                 "```yaml", *"".join(b.acknowledgment() for b in stuck).splitlines(), "```", ""]
+    clashes = name_clashes(base, head, diffs)
+    taken = [c for c in clashes if acknowledged(c, entries) is None]
+    if taken:
+        out += [f"### :no_entry: {len(taken)} named resource(s) would be created while the name is taken: the deploy "
+                "fails", "", *[c.line(base) for c in taken], "", "Once the old one goes first as said, acknowledge each in "
+                f"`{ACKNOWLEDGMENTS}` with how:", "",
+                "```yaml", *"".join(c.acknowledgment() for c in taken).splitlines(), "```", ""]
+    departed = departed_stacks(base, head)
+    if departed:
+        out += [f"### :warning: {len(departed)} stack(s) leave the app and stay deployed", "",
+                *[departed_line(env, stack, base, head) for env, stack in departed], ""]
     if unacknowledged:
         out += [f"### :rotating_light: {len(unacknowledged)} stateful resource(s) would be replaced or removed", "",
                 "Data in them would be lost or left behind. If this is intended, acknowledge each one in "
@@ -158,8 +170,13 @@ def render(base_ref: str, base: Assembly, head: Assembly, diffs: dict[str, dict[
         match = acknowledged(b, entries)
         if match is not None:
             out.append(f"- acknowledged: {b.environment}/{b.stack} export `{b.export}` {b.what}: {match['reason']}")
+    for clash in clashes:
+        match = acknowledged(clash, entries)
+        if match is not None:
+            out.append(f"- acknowledged: {clash.environment}/{clash.stack} `{clash.resource}` named `{clash.name}`: "
+                       f"{match['reason']}")
     for entry in entries:
-        changes: list[Loss | BlockedExport] = [*lost, *blocked]
+        changes: list[Loss | BlockedExport | NameClash] = [*lost, *blocked, *clashes]
         if not any(acknowledged(change, [entry]) for change in changes):
             warnings = [*warnings, f"{ACKNOWLEDGMENTS}: {entry['environment']}/{entry['stack']} {entry['resource']} "
                         f"({entry['change']}) matches no change of this revision; remove it once the change is merged"]
@@ -184,4 +201,4 @@ def render(base_ref: str, base: Assembly, head: Assembly, diffs: dict[str, dict[
         out += [", ".join(f"{name}: {stack}" for name, stack in sorted(where.items())) or "no workloads", ""]
     out += ["### Checks", "", f"- cdk-nag (this revision): {head.nag or 'no validation report'}"]
     out += [f"- warning: {w}" for w in warnings]
-    return "\n".join(out) + "\n", 1 if unacknowledged or stuck else 0
+    return "\n".join(out) + "\n", 1 if unacknowledged or stuck or taken else 0

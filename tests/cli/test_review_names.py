@@ -1,0 +1,133 @@
+"""`trainctl review`: a named resource created while its name is still taken, and stacks that leave the app.
+
+CloudFormation creates before it deletes, and `cdk deploy` never deletes a stack that left the app, so a state
+machine `dev-demo` that moves from Workloads58 to Workloads26 (a `workload_shards` change) fails to create while
+Workloads58 still holds the name; a named resource that must be replaced cannot be replaced at all (CloudFormation
+User Guide, "Name type"). These templates are small hand-written ones; tests/cli/test_review.py reviews a real
+`workload_shards` change of the synthesized app.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.project import ROOT
+from trainctl.review.acknowledgments import load_acknowledgments
+from trainctl.review.assembly import Assembly
+from trainctl.review.errors import ReviewError
+from trainctl.review.names import departed_stacks, name_clashes, physical_name
+from trainctl.review.report import render
+from trainctl.review.template_diff import template_diffs
+
+
+def _machine(name: str, kind: str = "STANDARD") -> dict[str, Any]:
+    return {"Type": "AWS::StepFunctions::StateMachine",
+            "Properties": {"StateMachineName": name, "StateMachineType": kind, "DefinitionString": "{}",
+                           "RoleArn": "arn:aws:iam::111111111111:role/r"}}
+
+
+def _schedule(name: str) -> dict[str, Any]:
+    return {"Type": "AWS::Scheduler::Schedule", "Properties": {"Name": name, "ScheduleExpression": "rate(1 day)"}}
+
+
+def _review(base: Assembly, head: Assembly, entries: list[dict[str, Any]] | None = None) -> tuple[str, int]:
+    return render("abc", base, head, template_diffs(ROOT, base, head), entries or [], [])
+
+
+def test_a_name_is_the_types_own_name_property_or_name_and_only_a_literal() -> None:
+    assert physical_name(_machine("dev-demo")) == "dev-demo"
+    assert physical_name(_schedule("dev-demo")) == "dev-demo"
+    assert physical_name({"Type": "AWS::SNS::Topic", "Properties": {"DisplayName": "x"}}) is None  # not its name
+    assert physical_name({"Type": "AWS::StepFunctions::StateMachine",
+                          "Properties": {"StateMachineName": {"Fn::Join": ["-", ["a", "b"]]}}}) is None
+    # An inline policy's name is its role's business: two roles may each hold one of the same name.
+    assert physical_name({"Type": "AWS::IAM::Policy", "Properties": {"PolicyName": "demoPolicy"}}) is None
+
+
+def test_a_workload_moved_out_of_a_stack_that_leaves_the_app_fails_until_acknowledged() -> None:
+    base = Assembly({"dev": {"Workloads58": {"Resources": {"M": _machine("dev-demo"), "S": _schedule("dev-demo")}},
+                             "Workloads18": {"Resources": {"O": _machine("dev-other")}}}},
+                    stack_names={"dev": {"Workloads58": "dev-Workloads58", "Workloads18": "dev-Workloads18"}})
+    head = Assembly({"dev": {"Workloads26": {"Resources": {"M": _machine("dev-demo"), "S": _schedule("dev-demo")}},
+                             "Workloads18": {"Resources": {"O": _machine("dev-other")}}}})
+    clashes = name_clashes(base, head, template_diffs(ROOT, base, head))
+    assert [(c.stack, c.resource, c.name, c.old_stack, c.old_stack_leaves) for c in clashes] == [
+        ("Workloads26", "S", "dev-demo", "Workloads58", True), ("Workloads26", "M", "dev-demo", "Workloads58", True)]
+    report, code = _review(base, head)
+    assert code == 1
+    assert "### :no_entry: 2 named resource(s) would be created while the name is taken: the deploy fails" in report
+    (line,) = [x for x in report.splitlines() if x.startswith("- **dev/Workloads26** `M`")]
+    assert "named `dev-demo` moves from dev/Workloads58 `M`" in line
+    assert "aws cloudformation delete-stack --stack-name dev-Workloads58" in line
+    assert "  resource: M\n  change: name\n" in report  # the entry to copy
+    (departed,) = [x for x in report.splitlines() if x.startswith("- **dev/Workloads58**")]
+    assert "(workloads: demo)" in departed and "state machine of demo" not in departed  # it moved
+
+    entries = [{"environment": "dev", "stack": "Workloads26", "resource": r, "change": "name",
+                "reason": "dev-Workloads58 deleted before the deploy"} for r in ("M", "S")]
+    report, code = _review(base, head, entries)
+    assert code == 0
+    assert "- acknowledged: dev/Workloads26 `M` named `dev-demo`: dev-Workloads58 deleted before the deploy" in report
+    assert "matches no change" not in report
+
+
+def test_a_move_between_stacks_that_both_stay_says_to_deploy_the_old_one_first() -> None:
+    base = Assembly({"dev": {"Workloads01": {"Resources": {"M": _machine("dev-demo"), "K": _machine("dev-keep")}},
+                             "Workloads02": {"Resources": {"O": _machine("dev-other")}}}})
+    head = Assembly({"dev": {"Workloads01": {"Resources": {"K": _machine("dev-keep")}},
+                             "Workloads02": {"Resources": {"O": _machine("dev-other"), "M": _machine("dev-demo")}}}})
+    report, code = _review(base, head)
+    assert code == 1
+    (line,) = [x for x in report.splitlines() if "named `dev-demo`" in x]
+    assert "Deploy `'dev/Workloads01'` alone first" in line
+    assert departed_stacks(base, head) == [] and "leave the app" not in report
+
+
+def test_a_new_logical_id_for_the_same_name_in_one_stack_clashes_and_a_new_name_does_not() -> None:
+    base = Assembly({"dev": {"Workloads01": {"Resources": {"Old": _machine("dev-demo")}}}})
+    same_name = Assembly({"dev": {"Workloads01": {"Resources": {"New": _machine("dev-demo")}}}})
+    new_name = Assembly({"dev": {"Workloads01": {"Resources": {"New": _machine("dev-demo-v2")}}}})
+    report, code = _review(base, same_name)
+    assert code == 1 and "CloudFormation creates the new resource before it deletes the old one" in report
+    assert _review(base, new_name)[1] == 0  # a rename: a new name, nothing taken
+
+
+def test_replacing_a_named_resource_fails_and_replacing_it_under_a_new_name_does_not() -> None:
+    """StateMachineType cannot change in place (the service spec the diff engine reads): with the name kept,
+    CloudFormation refuses the replacement."""
+    base = Assembly({"dev": {"Workloads01": {"Resources": {"M": _machine("dev-demo")}}}})
+    head = Assembly({"dev": {"Workloads01": {"Resources": {"M": _machine("dev-demo", "EXPRESS")}}}})
+    renamed = Assembly({"dev": {"Workloads01": {"Resources": {"M": _machine("dev-demo-2", "EXPRESS")}}}})
+    report, code = _review(base, head)
+    assert code == 1 and "named `dev-demo` would be replaced: CloudFormation cannot replace" in report
+    assert _review(base, renamed)[1] == 0
+    unchanged = Assembly({"dev": {"Workloads01": {"Resources": {"M": _machine("dev-demo")}}}})
+    assert _review(base, unchanged)[1] == 0
+
+
+def test_a_removed_workloads_stack_is_reported_with_the_commands_that_delete_it() -> None:
+    base = Assembly({"dev": {"Workloads58": {"Resources": {"M": _machine("dev-demo"), "S": _schedule("dev-demo")}},
+                             "Workloads18": {"Resources": {"O": _machine("dev-other")}}}},
+                    stack_names={"dev": {"Workloads58": "dev-Workloads58"}})
+    head = Assembly({"dev": {"Workloads18": {"Resources": {"O": _machine("dev-other")}}}})
+    report, code = _review(base, head)
+    assert code == 0  # nothing fails: the stack just stays; the report says so first
+    assert "### :warning: 1 stack(s) leave the app and stay deployed" in report
+    (line,) = [x for x in report.splitlines() if x.startswith("- **dev/Workloads58**")]
+    assert "(workloads: demo)" in line and "`cdk deploy` does not delete a stack" in line
+    assert ("`aws cloudformation delete-stack --stack-name dev-Workloads58`, then "
+            "`aws cloudformation wait stack-delete-complete --stack-name dev-Workloads58`") in line
+    assert line.endswith("the state machine of demo stays, and its schedule still starts runs")
+
+
+def test_an_acknowledgment_of_a_name_is_accepted_and_an_unknown_change_refused(tmp_path: Path) -> None:
+    (tmp_path / "acknowledged-changes.yaml").write_text(
+        "- {environment: dev, stack: Workloads26, resource: M, change: name, reason: old stack deleted first}\n")
+    assert load_acknowledgments(tmp_path)[0]["change"] == "name"
+    (tmp_path / "acknowledged-changes.yaml").write_text(
+        "- {environment: dev, stack: Workloads26, resource: M, change: move, reason: old stack deleted first}\n")
+    with pytest.raises(ReviewError, match="name for a name still taken"):
+        load_acknowledgments(tmp_path)
