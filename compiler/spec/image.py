@@ -93,8 +93,11 @@ def _versions_needed(r: Reader, framework: str, estimator: Estimator) -> None:
                       "tensorflow_version")
         base = estimator.pytorch_version or estimator.tensorflow_version
         if base and estimator.framework_version and len(base.split(".")) != len(estimator.framework_version.split(".")):
-            r.problem("transformers_version", "write transformers_version and the base framework version both in full "
-                      "(4.36.0 and 2.1.0) or both short (4.36 and 2.1), as the SDK requires")
+            base_key = "pytorch_version" if estimator.pytorch_version else "tensorflow_version"
+            short = " and ".join(".".join(v.split(".")[:2]) for v in (estimator.framework_version, base))
+            r.problem("transformers_version", f"{estimator.framework_version} with {base_key} {base}: write both short "
+                      f"({short}) or both in full (as the SDK's image catalog lists them, e.g. 4.36.0 and 2.1.0), as "
+                      "the SDK requires")
     elif estimator.framework_version is None:
         r.problem("framework_version", f"a {framework} framework image needs framework_version and py_version (or give "
                   "image_uri)")

@@ -113,6 +113,14 @@ def test_huggingface_needs_a_base_framework(rejects):
             framework="huggingface", framework_version=..., transformers_version="4.56.2")
 
 
+def test_huggingface_versions_one_short_one_full_name_the_short_pair(rejects):
+    """transformers_version 4.4 with tensorflow_version 2.4.1 (an old huggingface/notebooks call): the SDK refuses the
+    mix; the message gives the user's own versions, shortened, as the fix."""
+    rejects("transformers_version", "tensorflow_version 2.4.1", "both short (4.4 and 2.4)", framework="huggingface",
+            framework_version=..., transformers_version="4.4", tensorflow_version="2.4.1", py_version="py37",
+            distribution=..., instance_count=1)
+
+
 @pytest.mark.parametrize("image", [
     {"image_uri": "763104351884.dkr.ecr.us-east-1.amazonaws.com/huggingface-pytorch-training:2.1.0-transformers4.36.0"
                   "-gpu-py310-cu121-ubuntu20.04"},
