@@ -155,10 +155,9 @@ def _single_input(inputs: Reader) -> tuple[Channel, ...] | None:
 
 
 def read_inputs(r: Reader) -> tuple[Channel, ...]:
-    if isinstance(r.raw.get("inputs"), str):  # fit("s3://...") names its one channel "training"
-        r.problem("inputs", f"write the channels as a mapping: {{training: {r.raw['inputs']}}} is what fit() makes of "
-                  "a single location")
-        return ()
+    if isinstance(r.raw.get("inputs"), str):  # fit("s3://...") makes it the one channel "training", as TrainingInput
+        location = s3_location(r, "inputs", r.raw["inputs"])
+        return (S3Channel(name=SINGLE_INPUT_CHANNEL, s3_data=location),) if location is not None else ()
     inputs = r.child("inputs")
     if inputs is None:
         return ()

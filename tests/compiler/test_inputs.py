@@ -47,6 +47,26 @@ def test_one_training_input_is_the_channel_fit_names_training(code_dir: Path) ->
         assert request["InputDataConfig"][:-1] == expected and request["InputDataConfig"][-1]["ChannelName"] == "code"
 
 
+@pytest.mark.parametrize("location", ["s3://my-datasets/train/", "datasets/train/"])
+def test_one_location_is_the_channel_fit_names_training(location: str, code_dir: Path) -> None:
+    """`inputs: s3://...`, the spelling of fit("s3://...") (the SDK's own tests, `tf.fit(inputs="s3://mybucket/train")`):
+    the real SDK's fit() given the same one location sends the same channels; a key prefix is in the data bucket."""
+    spec = SPEC | {"inputs": location}
+    ours = compiled(spec, DEV, code_dir)
+    framework, kwargs, _ = sdk.estimator_arguments({k: v for k, v in spec.items() if k != "inputs"}, ours, code_dir)
+    theirs = sdk.capture_create_training_job(framework, job_name=ours["TrainingJobName"],
+                                             inputs=sdk.s3_location(location), region=DEV.region, **kwargs)
+    assert ours["InputDataConfig"] == theirs["InputDataConfig"]
+    assert ours["InputDataConfig"][0]["ChannelName"] == "training"
+
+
+@pytest.mark.parametrize("location", ["/abs/path", "file:///data", ""])
+def test_one_location_that_is_no_s3_location_is_refused_at_inputs(location: str, code_dir: Path) -> None:
+    with pytest.raises(SpecError) as refused:
+        accepted(SPEC | {"inputs": location}, DEV, code_dir)
+    assert [p.field for p in refused.value.problems] == ["inputs"], str(refused.value)
+
+
 def test_a_key_prefix_with_training_input_arguments_is_one_channel_too(code_dir: Path) -> None:
     spec = SPEC | {"inputs": {"s3_data": "datasets/tokens/", "input_mode": "FastFile", "distribution": "ShardedByS3Key"}}
     workload = accepted(spec, DEV, code_dir)
