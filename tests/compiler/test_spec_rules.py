@@ -415,8 +415,10 @@ def test_processes_per_host_of_a_disabled_mpi_is_not_held_to_the_gpus(make, reje
     assert make(instance_type="ml.g5.2xlarge", instance_count=1, distribution={"mpi": {"enabled": False, **mpi}})
 
 
-def test_a_single_location_as_inputs_gets_the_mapping_fit_makes_of_it(rejects):
-    rejects("inputs", "{training: s3://my-datasets/train/}", inputs="s3://my-datasets/train/")
+def test_a_single_location_as_inputs_is_the_channel_fit_makes_of_it(make):
+    """fit("s3://...") names its one channel training (tests/compiler/test_inputs.py runs the real SDK's fit())."""
+    [channel] = make(inputs="s3://my-datasets/train/").inputs
+    assert (channel.name, channel.s3_data) == ("training", "s3://my-datasets/train/")
 
 
 def test_channel_name_pattern(rejects):
