@@ -126,6 +126,16 @@ LOOKALIKES = {
                           "framework containers pip-install it before the entry point starts"),
     "requirements": ("", "the SDK ignores it silently; put requirements.txt at the top of source_dir: the framework "
                      "containers pip-install it before the entry point starts"),
+    # SDK v1's TensorFlow legacy-mode arguments (AWS's older notebooks): v2 takes them in **kwargs and drops them
+    "script_mode": ("", "is SDK v1's; v2 always runs script mode and ignores it silently: remove it"),
+    "training_steps": ("hyperparameters", "SDK v1's legacy argument, which v2 ignores silently: pass it as "
+                       "hyperparameters: {training_steps: ...} for the script to read"),
+    "evaluation_steps": ("hyperparameters", "SDK v1's legacy argument, which v2 ignores silently: pass it as "
+                         "hyperparameters: {evaluation_steps: ...} for the script to read"),
+    "checkpoint_path": ("checkpoints", "SDK v1's legacy argument, which v2 ignores silently: checkpoints: true keeps "
+                        "them under the workload's own prefix (checkpoint_local_path names the folder in the job)"),
+    "region": ("", "the SDK ignores it silently: a job runs in the region of the environment it deploys to "
+               "(cdk.json)"),
     "wait": ("", "wait is a fit() argument: runs are started by the workload's state machine"),
     "logs": ("", "logs is a fit() argument: follow a run with `trainctl start --follow` or `trainctl logs`"),
     "experiment_config": ("", "fit()'s experiment_config (SageMaker Experiments) is not wired by the platform: the "

@@ -39,6 +39,10 @@ LOOKALIKE_VALUES: dict[str, Any] = {
     # an AWS workshop's PyTorch(requirements_file="requirements.txt") (aws-samples/sagemaker-distributed-training-workshop
     # workshops/building-rag-workflows-with-sagemaker-and-bedrock/03-02_fine-tuning-embedding)
     "requirements_file": "requirements.txt", "requirements": "requirements.txt",
+    # SDK v1's TensorFlow legacy arguments, as AWS's older notebooks pass them (amazon-sagemaker-examples
+    # archived/managed_spot_training_tensorflow_estimator: training_steps=1000, evaluation_steps=100)
+    "script_mode": True, "training_steps": 1000, "evaluation_steps": 100, "checkpoint_path": "s3://bucket/ckpt",
+    "region": "us-east-1",
 }
 
 
