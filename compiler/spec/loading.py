@@ -9,6 +9,7 @@ buckets, keys, images in its region). Across specs, names and job-name prefixes 
 from __future__ import annotations
 
 import difflib
+import stat
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -21,7 +22,7 @@ from compiler.inputs.image_builds import IMAGES_KEY, ImageBuild
 from compiler.inputs.model import ProjectImage, Workload
 from compiler.inputs.project import Project
 from compiler.inputs.reader import Findings
-from compiler.inputs.spec_yaml import SpecYamlError, load_spec_text
+from compiler.inputs.spec_yaml import MAX_SPEC_BYTES, SpecYamlError, load_spec_text
 from compiler.spec.overridable import OVERRIDABLE, apply, why_not
 from compiler.spec.parse import parse_workload
 
@@ -77,25 +78,56 @@ class Loaded:
         return [self.by_environment[env][n] for n in sorted(self.by_environment.get(env, {}))]
 
 
-def read_spec_file(path: Path, project: Project) -> SpecFile:
-    source = project.display(path)
+def _spec_bytes(path: Path, project: Project) -> tuple[Path, bytes]:
+    """The file's bytes, read only when it is a regular file, and at most one byte past the size limit: a link out of
+    the project, a pipe (whose read would wait forever) or a device is refused unread."""
+    shown = _shown(path, project)
+    target = Path(path).resolve()
+    linked = target != Path(path).absolute()  # `validate --directory` may name a folder of specs elsewhere
+    if linked and not target.is_relative_to(project.root.resolve()):
+        raise SpecError(Problem(shown, "", f"is a link to {target}, outside the project: a spec's paths are relative "
+                                "to it and must stay in the repository; put the spec itself in workloads/"))
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        mode = target.stat().st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a folder" if stat.S_ISDIR(mode) else "a pipe" if stat.S_ISFIFO(mode) else "no regular file"
+            raise SpecError(Problem(shown, "", f"is {kind}, not a YAML file; workload specs are files named *.yaml "
+                                    "or *.yml (move it out of the way or rename it)"))
+        with open(target, "rb") as handle:
+            return target, handle.read(MAX_SPEC_BYTES + 1)
     except FileNotFoundError:
-        raise SpecError(Problem(source, "", "no such file")) from None
+        raise SpecError(Problem(shown, "", "no such file")) from None
+    except OSError as exc:
+        raise SpecError(Problem(shown, "", f"cannot be read: {exc.strerror or exc}")) from None
+
+
+def _shown(path: Path, project: Project) -> str:
+    """The path as written inside the project (a link by its own name, not its target's)."""
+    try:
+        return Path(path).absolute().relative_to(project.root.absolute()).as_posix()
+    except ValueError:
+        return project.display(path)
+
+
+def read_spec_file(path: Path, project: Project) -> SpecFile:
+    target, data = _spec_bytes(path, project)  # a link's target: its relative paths were written from there
+    source = project.display(target)
+    if len(data) > MAX_SPEC_BYTES:
+        raise SpecError(Problem(source, "", f"is larger than {MAX_SPEC_BYTES // 1024} KiB; a workload spec is a page "
+                                "of settings"))
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = exc.object[:exc.start].count(b"\n") + 1
         raise SpecError(Problem(source, "", f"is not UTF-8 text: byte {exc.object[exc.start]:#04x} on line {line} is not "
                                 "UTF-8; save the file as UTF-8")) from None
-    except OSError as exc:
-        raise SpecError(Problem(source, "", f"cannot be read: {exc.strerror or exc}")) from None
     try:
         raw = load_spec_text(text)
     except SpecYamlError as exc:
         raise SpecError(Problem(source, "", str(exc))) from None
     if not isinstance(raw, Mapping):
         raise SpecError(Problem(source, "", "a workload spec is a YAML mapping of estimator arguments"))
-    return SpecFile(path=Path(path).absolute(), source=source, raw=raw)
+    return SpecFile(path=target, source=source, raw=raw)
 
 
 def _check_environments_block(spec: SpecFile, envs: Mapping[str, Environment], findings: Findings) -> None:
@@ -286,7 +318,7 @@ def _names(project: Project) -> list[str]:
 def _by_name(project: Project, name: str) -> Path:
     for path in workload_files(project.workloads_dir):
         if path.stem == name:
-            return path.resolve()
+            return path.absolute()  # a link is followed (and held inside the project) by read_spec_file
     known = _names(project)
     close = difflib.get_close_matches(name, known, n=1)
     hint = f"did you mean '{close[0]}'? " if close else ""

@@ -3,6 +3,8 @@ compiler/spec/loading.py, the tags reader in compiler/spec/values.py), each at i
 
 from __future__ import annotations
 
+import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -10,7 +12,7 @@ import yaml
 
 from compiler.errors import SpecError
 from compiler.inputs.project import Project
-from compiler.inputs.spec_yaml import MAX_NUMBER_CHARS, SpecYamlError, load_spec_text
+from compiler.inputs.spec_yaml import MAX_NUMBER_CHARS, MAX_SPEC_BYTES, SpecYamlError, load_spec_text
 from compiler.pipeline import compile_one, compile_project
 from compiler.spec import read_spec_file
 from tests.project import project_copy
@@ -166,3 +168,81 @@ def test_mpi_beside_torch_distributed_is_refused_as_the_sdk_would_drop_it(reject
     # switched off, or beside smdistributed (SMP v1/v2 send mpi's settings), it is no mistake
     make(distribution={"torch_distributed": {"enabled": True}, "mpi": {"enabled": False}})
     make(distribution={"torch_distributed": {"enabled": True}})
+
+
+# --- what lies in workloads/ -----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def workloads_dir(tmp_path: Path) -> Path:
+    root = project_copy(tmp_path)
+    return root / "workloads"
+
+
+def _both_refuse(root: Path, name: str, message: str) -> None:
+    """validate/synth (compile_project) and render (compile_one) give the same one line."""
+    with pytest.raises(SpecError) as whole:
+        compile_project(Project(root))
+    with pytest.raises(SpecError) as one:
+        compile_one(Project(root), name, "dev")
+    assert message in str(whole.value).splitlines()
+    assert str(one.value) == message
+
+
+def test_a_pipe_named_like_a_spec_is_refused_unread(workloads_dir: Path) -> None:
+    os.mkfifo(workloads_dir / "pipe.yaml")
+
+    def hung(*_: object) -> None:
+        pytest.fail("opening the pipe waited for a writer")
+
+    # opening a pipe with no writer waits forever: a hang here fails instead of stalling the suite
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(20)
+    try:
+        _both_refuse(workloads_dir.parent, "pipe", "workloads/pipe.yaml: is a pipe, not a YAML file; workload specs "
+                     "are files named *.yaml or *.yml (move it out of the way or rename it)")
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_a_folder_named_like_a_spec_is_refused(workloads_dir: Path) -> None:
+    (workloads_dir / "folder.yaml").mkdir()
+    with pytest.raises(SpecError, match=r"^workloads/folder\.yaml: is a folder, not a YAML file"):
+        compile_project(Project(workloads_dir.parent))
+
+
+@pytest.mark.parametrize("target", ["/etc/passwd", "/dev/zero"])
+def test_a_link_out_of_the_project_is_refused_unread(workloads_dir: Path, target: str) -> None:
+    (workloads_dir / "outside.yaml").symlink_to(target)
+    _both_refuse(workloads_dir.parent, "outside", f"workloads/outside.yaml: is a link to {target}, outside the "
+                 "project: a spec's paths are relative to it and must stay in the repository; put the spec itself in "
+                 "workloads/")
+
+
+def test_a_link_inside_the_project_is_read_from_its_target(workloads_dir: Path) -> None:
+    root = workloads_dir.parent
+    (root / "specs").mkdir()
+    text = (workloads_dir / "gpt-smddp.yaml").read_text().replace("name: gpt-smddp", "name: linked")
+    (root / "specs" / "linked.yaml").write_text(text)  # source_dir: ../training, from specs/ as from workloads/
+    (workloads_dir / "linked.yaml").symlink_to(Path("..") / "specs" / "linked.yaml")
+    spec = read_spec_file(workloads_dir / "linked.yaml", Project(root))
+    assert (spec.path, spec.source) == ((root / "specs" / "linked.yaml").resolve(), "specs/linked.yaml")
+    assert compile_one(Project(root), "linked", "dev").request["TrainingJobName"].startswith("linked-")
+
+
+def test_a_huge_file_is_refused_after_reading_one_byte_past_the_limit(workloads_dir: Path) -> None:
+    with open(workloads_dir / "huge.yaml", "wb") as handle:  # sparse: 64 GiB on no disk
+        handle.truncate(64 * 2**30)
+    with pytest.raises(SpecError) as info:
+        read_spec_file(workloads_dir / "huge.yaml", Project(workloads_dir.parent))
+    assert str(info.value) == "workloads/huge.yaml: is larger than 256 KiB; a workload spec is a page of settings"
+
+
+def test_a_file_of_the_size_limit_is_read(workloads_dir: Path) -> None:
+    text = "name: x\n"
+    (workloads_dir / "full.yaml").write_text(text + "#" * (MAX_SPEC_BYTES - len(text) - 1) + "\n")
+    assert read_spec_file(workloads_dir / "full.yaml", Project(workloads_dir.parent)).raw == {"name": "x"}
+    (workloads_dir / "full.yaml").write_text(text + "#" * (MAX_SPEC_BYTES - len(text)) + "\n")
+    with pytest.raises(SpecError, match="is larger than 256 KiB"):
+        read_spec_file(workloads_dir / "full.yaml", Project(workloads_dir.parent))
