@@ -129,7 +129,8 @@ def the_image_exists_in_the_region(w: Workload, env: Environment, f: Findings) -
                       "(<account>.dkr.ecr.<region>.amazonaws.com/<repository>:<tag>)")
         elif parts["region"] != env.region:
             f.problem("image_uri", f"the image is in {parts['region']}, but environment '{env.name}' trains in "
-                      f"{env.region}; SageMaker pulls training images from the job's own region")
+                      f"{env.region}; SageMaker pulls training images from the job's own region: give the image's "
+                      f"{env.region} URI (environments: {{{env.name}: {{image_uri: ...}}}} where regions differ)")
 
 
 @environment_rule

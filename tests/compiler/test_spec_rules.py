@@ -525,3 +525,11 @@ def test_empty_checkpoint_local_path_needs_no_checkpoints(make):
 
 def test_blank_checkpoint_local_path_is_still_refused(rejects):
     rejects("checkpoint_local_path", "absolute path", checkpoint_local_path=" ", checkpoints=True)
+
+
+def test_an_image_from_another_region_is_refused_naming_the_fix(make, envs):
+    """An AWS example's generic Estimator with a us-west-2 image, deployed to a us-east-1 environment."""
+    problems = _env_problems(make(framework=..., framework_version=..., py_version=..., distribution=...,
+                                  image_uri="246618743249.dkr.ecr.us-west-2.amazonaws.com/sagemaker-xgboost:1.7-1"),
+                             envs["dev"])
+    assert "image_uri" in problems and f"give the image's {envs['dev'].region} URI" in problems, problems
