@@ -709,6 +709,20 @@ REAL_CALL_CASES = [
         hyperparameters={"batch-size": 8192, "num-data-workers": 4, "grpc-workers": 4, "num-dnn-workers": 4,
                          "pin-memory": True, "iterations": 100, "region": DEV.region},
     ), warns=("instance_groups",)),
+    # aws/amazon-sagemaker-examples build_and_train_models/sm-model_trainer/model_trainer_overview.ipynb: its image,
+    # environment and hyperparameters (null ones included) as HuggingFace estimator arguments, the image in us-east-1
+    Case("amazon-sagemaker-examples: null hyperparameters, an image of its own, NCCL and EFA variables of the spec's", _spec(
+        "llama-fsdp-mt", framework="huggingface", py_version="py310",
+        image_uri=f"{DLC}/huggingface-pytorch-training:2.0.0-transformers4.28.1-gpu-py310-cu118-ubuntu20.04",
+        instance_type="ml.p4d.24xlarge", volume_size=96, keep_alive_period_in_seconds=3600, distribution=TORCHRUN,
+        environment={"FI_PROVIDER": "efa", "NCCL_PROTO": "simple", "NCCL_SOCKET_IFNAME": "eth0", "NCCL_IB_DISABLE": "1",
+                     "NCCL_DEBUG": "WARN"},
+        hyperparameters={"dataset_path": "/opt/ml/input/data/dataset", "model_dir": "/opt/ml/model", "cache_dir": None,
+                         "max_train_steps": None, "num_train_steps": 1, "forward_prefetch": False, "weight_decay": 0.0,
+                         "learning_rate": 5e-5, "fsdp": "full_shard auto_wrap", "gradient_checkpointing": True,
+                         "fsdp_transformer_layer_cls_to_wrap": "LlamaDecoderLayer", "optimizer": "adamw_torch"},
+        inputs={"dataset": "s3://my-datasets/llama/"},
+    )),
     # The pinned SDK's newest catalog entries (sagemaker 2.257.7 image_uri_config): PyTorch 2.8.0, HuggingFace 4.56.2
     Case("the SDK's newest PyTorch, 2.8.0 py312, under torchrun on p5", _spec(
         "pt-latest", framework="pytorch", framework_version="2.8.0", py_version="py312", instance_type="ml.p5.48xlarge",
