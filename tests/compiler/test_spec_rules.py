@@ -533,3 +533,21 @@ def test_an_image_from_another_region_is_refused_naming_the_fix(make, envs):
                                   image_uri="246618743249.dkr.ecr.us-west-2.amazonaws.com/sagemaker-xgboost:1.7-1"),
                              envs["dev"])
     assert "image_uri" in problems and f"give the image's {envs['dev'].region} URI" in problems, problems
+
+
+# --- SMP without a launcher: the fix offered is one the framework has ----------------------------------------------
+
+SMP_ALONE = {"smdistributed": {"modelparallel": {"enabled": True, "parameters": {"partitions": 2}}}}
+
+
+def test_smp_without_a_launcher_offers_both_launchers_for_pytorch(rejects):
+    rejects("distribution.smdistributed.modelparallel", "mpi: {enabled: true", "torch_distributed: {enabled: true}",
+            framework_version="1.13.1", py_version="py39", distribution=SMP_ALONE)
+
+
+def test_smp_without_a_launcher_offers_only_mpi_for_tensorflow(rejects):
+    """TensorFlow has SMP v1 only (amazon-sagemaker-examples sm-distributed_model_parallel: TensorFlow 2.3.1)."""
+    text = rejects("distribution.smdistributed.modelparallel", "mpi: {enabled: true", framework="tensorflow",
+                   framework_version="2.3.1", py_version="py37", instance_type="ml.p3.16xlarge", instance_count=1,
+                   distribution=SMP_ALONE)
+    assert "torch_distributed" not in text

@@ -50,8 +50,9 @@ class SMModelParallel(Strategy):
             return
         d = job.distribution
         if not (enabled(d.get("mpi")) or enabled(d.get("torch_distributed"))):
-            report(self.where, "needs a launcher: mpi: {enabled: true, processes_per_host: N} (SMP v1) or "
-                   "torch_distributed: {enabled: true} (SMP v2)")
+            v1 = "mpi: {enabled: true, processes_per_host: N} (SMP v1)"
+            report(self.where, f"needs a launcher: {v1}" + ("" if job.base_framework == "tensorflow" else
+                                                            " or torch_distributed: {enabled: true} (SMP v2)"))
         params = self.config.get("parameters", {})
         if isinstance(params, str):
             report(f"{self.where}.parameters", "give the model parallel parameters inline as a mapping (the SDK's "
