@@ -109,6 +109,17 @@ def _versions_needed(r: Reader, framework: str, estimator: Estimator) -> None:
         r.problem("py_version", "is required with a framework image, e.g. py311")
 
 
+def _huggingface_framework_version(r: Reader, versions: dict[str, str | None]) -> None:
+    """The HuggingFace estimator overwrites framework_version with transformers_version: the value is dropped."""
+    base = versions["pytorch_version"] or versions["tensorflow_version"]
+    if versions["framework_version"] == base:  # an AWS notebook repeats pytorch_version there: harmless
+        r.warn("framework_version", "the HuggingFace estimator ignores it (transformers_version and the base "
+               "framework's version choose the image); remove it")
+    else:
+        r.problem("framework_version", "the HuggingFace estimator ignores it: transformers_version and "
+                  "pytorch_version (or tensorflow_version) choose the image; remove it, or put the version there")
+
+
 def read_estimator(r: Reader) -> tuple[Estimator, Image]:
     framework = _framework(r)
     versions = {k: _version(r, k) for k in _VERSION_KEYS}
@@ -116,8 +127,7 @@ def read_estimator(r: Reader) -> tuple[Estimator, Image]:
         if versions[key] is not None and framework != "huggingface":
             r.problem(key, f"is a HuggingFace estimator argument; the {framework} estimator would ignore it")
     if framework == "huggingface" and versions["framework_version"] is not None:
-        r.problem("framework_version", "the HuggingFace estimator takes transformers_version (and pytorch_version or "
-                  "tensorflow_version), not framework_version")
+        _huggingface_framework_version(r, versions)
     model_dir = _model_dir(r, framework)
     estimator = Estimator(
         framework=framework,  # type: ignore[arg-type]

@@ -723,6 +723,13 @@ REAL_CALL_CASES = [
                          "fsdp_transformer_layer_cls_to_wrap": "LlamaDecoderLayer", "optimizer": "adamw_torch"},
         inputs={"dataset": "s3://my-datasets/llama/"},
     )),
+    # aws/amazon-sagemaker-examples archived/nas_for_llm_with_amt/nas_for_llm_with_amt.ipynb: framework_version beside
+    # pytorch_version (the HuggingFace estimator drops it: warned), a three-day max_run, a model channel
+    Case("amazon-sagemaker-examples: HuggingFace with framework_version repeating pytorch_version, model_uri", _spec(
+        "hf-nas", framework="huggingface", py_version="py39", framework_version="1.13", pytorch_version="1.13",
+        transformers_version="4.26", instance_type="ml.g4dn.xlarge", max_run=3600 * 72, volume_size=125,
+        model_uri="s3://my-models/nas/", hyperparameters={"model_name_or_path": "bert-base-cased", "epochs": 1},
+    ), warns=("framework_version",)),
     # The pinned SDK's newest catalog entries (sagemaker 2.257.7 image_uri_config): PyTorch 2.8.0, HuggingFace 4.56.2
     Case("the SDK's newest PyTorch, 2.8.0 py312, under torchrun on p5", _spec(
         "pt-latest", framework="pytorch", framework_version="2.8.0", py_version="py312", instance_type="ml.p5.48xlarge",

@@ -551,3 +551,20 @@ def test_smp_without_a_launcher_offers_only_mpi_for_tensorflow(rejects):
                    framework_version="2.3.1", py_version="py37", instance_type="ml.p3.16xlarge", instance_count=1,
                    distribution=SMP_ALONE)
     assert "torch_distributed" not in text
+
+
+# --- framework_version with HuggingFace: the estimator overwrites it with transformers_version --------------------
+
+HF_VERSIONS = {"framework": "huggingface", "transformers_version": "4.26", "pytorch_version": "1.13",
+               "py_version": "py39", "distribution": ...}
+
+
+def test_huggingface_framework_version_equal_to_the_base_is_dropped_with_a_warning(make):
+    """amazon-sagemaker-examples archived/nas_for_llm_with_amt: framework_version="1.13" beside pytorch_version="1.13"."""
+    workload = make(**HF_VERSIONS, framework_version="1.13")
+    assert workload.estimator.framework_version == "4.26"
+    assert [w for w in workload.warnings if "framework_version: the HuggingFace estimator ignores it" in w]
+
+
+def test_huggingface_framework_version_of_another_value_is_refused(rejects):
+    rejects("framework_version", "ignores it", "pytorch_version", **HF_VERSIONS, framework_version="2.0")
