@@ -139,7 +139,8 @@ def read_tags(r: Reader) -> dict[str, str]:
         return {}
     lim = limits()
     if len(raw) > lim.tags_max - PLATFORM_TAGS:
-        r.problem("tags", f"{len(raw)} tags; SageMaker allows {lim.tags_max} and the platform adds {PLATFORM_TAGS}")
+        r.problem("tags", f"{len(raw)} tags; SageMaker allows {lim.tags_max} and the platform adds {PLATFORM_TAGS}: "
+                  f"keep at most {lim.tags_max - PLATFORM_TAGS}")
     result = {}
     for key, value in raw.items():
         where = f"tags.{key}"

@@ -568,3 +568,9 @@ def test_huggingface_framework_version_equal_to_the_base_is_dropped_with_a_warni
 
 def test_huggingface_framework_version_of_another_value_is_refused(rejects):
     rejects("framework_version", "ignores it", "pytorch_version", **HF_VERSIONS, framework_version="2.0")
+
+
+def test_too_many_tags_name_how_many_may_stay(rejects, make):
+    """SageMaker takes 50 tags (botocore's TagList); the platform adds its workload, environment and execution tags."""
+    make(tags={f"k{i}": "v" for i in range(47)})
+    rejects("tags", "keep at most 47", tags={f"k{i}": "v" for i in range(48)})
