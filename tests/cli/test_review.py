@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -138,7 +139,7 @@ def test_review_command_on_a_repository(tmp_path: Path, capsys: pytest.CaptureFi
     assert "| gpt-finetune-single |" not in out  # the workload did not change
 
 
-def _template(outputs: dict[str, Any] | None = None, imports: list[str] = ()) -> dict[str, Any]:
+def _template(outputs: dict[str, Any] | None = None, imports: Sequence[str] = ()) -> dict[str, Any]:
     resources = {f"Use{i}": {"Type": "AWS::SSM::Parameter", "Properties": {"Value": {"Fn::ImportValue": name}}}
                  for i, name in enumerate(imports)}
     return {"Resources": resources, "Outputs": outputs or {}}
@@ -292,3 +293,36 @@ def test_the_platforms_own_state_machines_are_not_workloads() -> None:
     assembly = Assembly({"dev": {"Runs": {"Resources": {"Reaper": reaper}},
                                  "Workloads01": {"Resources": {"M": _machine(summary), "Old": bare}}}})
     assert sorted(assembly.workloads("dev")) == ["demo", "old"]
+
+
+def test_a_workload_shards_change_fails_the_review_for_every_state_machine_and_schedule_it_moves(
+        synthesized_app: Any, tmp_path: Path) -> None:
+    """The real app: dev's workload_shards 64 -> 32 moves every workload to another WorkloadsNN stack, and the old
+    stacks leave the app (cdk deploy keeps them, holding the names): each move is named, with the stack to delete."""
+    root = project_copy(tmp_path / "project")
+    edit(root / "cdk.json", lambda d: environments(d)["dev"].update(workload_shards=32))
+    outdir = root / "cdk.out"
+    build_app(Project(root), outdir=str(outdir), only=["dev"], builtin_validation=False).synth()
+    base = read_assembly(Path(synthesized_app.outdir))
+    base.templates = {"dev": base.templates["dev"]}
+    head = read_assembly(outdir)
+    report, code = render("base", base, head, template_diffs(ROOT, base, head), [], [])
+    assert code == 1
+    loud = report.split("### dev")[0]
+    before = base.workloads("dev")
+    moved = {name: before[name].stack for name, placed in head.workloads("dev").items()
+             if before[name].stack != placed.stack}
+    assert len(moved) >= 5  # all but gpt-smp-v1 (shard 18 of 64 and of 32: compiler/compilation/stack_layout.py)
+    for name in head.workloads("dev"):
+        lines = [x for x in loud.splitlines() if f"(AWS::StepFunctions::StateMachine) named `dev-{name}` moves" in x]
+        if name not in moved:
+            assert lines == []  # it stays where it is: nothing to create
+            continue
+        (line,) = lines
+        assert f"from dev/{moved[name]}" in line and f"--stack-name dev-{moved[name]}`" in line
+        assert f"- **dev/{moved[name]}** (workloads: " in loud  # the stack it leaves, listed with its workloads
+    schedules = [r["Properties"]["Name"] for t in base.templates["dev"].values() for r in t["Resources"].values()
+                 if r["Type"] == "AWS::Scheduler::Schedule"]
+    assert schedules  # gpt-finetune-single's in dev
+    for name in schedules:
+        assert f"(AWS::Scheduler::Schedule) named `{name}` moves" in loud

@@ -18,7 +18,7 @@ from tests.project import ROOT
 from trainctl.review.acknowledgments import load_acknowledgments
 from trainctl.review.assembly import Assembly
 from trainctl.review.errors import ReviewError
-from trainctl.review.names import departed_stacks, name_clashes, physical_name
+from trainctl.review.names import departed_stacks, name_clashes
 from trainctl.review.report import render
 from trainctl.review.template_diff import template_diffs
 
@@ -37,14 +37,25 @@ def _review(base: Assembly, head: Assembly, entries: list[dict[str, Any]] | None
     return render("abc", base, head, template_diffs(ROOT, base, head), entries or [], [])
 
 
-def test_a_name_is_the_types_own_name_property_or_name_and_only_a_literal() -> None:
-    assert physical_name(_machine("dev-demo")) == "dev-demo"
-    assert physical_name(_schedule("dev-demo")) == "dev-demo"
-    assert physical_name({"Type": "AWS::SNS::Topic", "Properties": {"DisplayName": "x"}}) is None  # not its name
-    assert physical_name({"Type": "AWS::StepFunctions::StateMachine",
-                          "Properties": {"StateMachineName": {"Fn::Join": ["-", ["a", "b"]]}}}) is None
-    # An inline policy's name is its role's business: two roles may each hold one of the same name.
-    assert physical_name({"Type": "AWS::IAM::Policy", "Properties": {"PolicyName": "demoPolicy"}}) is None
+def _names(resources: dict[str, Any]) -> dict[str, list[str]]:
+    template = {"Resources": resources}
+    return template_diffs(ROOT, Assembly({"dev": {"S": template}}), Assembly({"dev": {"S": template}}))["dev"]["S"][
+        "names"]["new"]
+
+
+def test_a_name_is_one_the_service_spec_makes_unique_in_the_account_and_only_a_literal() -> None:
+    """From the spec's primary identifiers and ARN templates: a state machine's name is in its ARN, a schedule's is
+    its identifier, a budget's is nested; a topic's display name, an inline policy's name (per role) and a DNS
+    firewall rule group's name (its ARN holds a generated ID) are not unique names."""
+    assert _names({
+        "M": _machine("dev-demo"), "S": _schedule("dev-demo"),
+        "B": {"Type": "AWS::Budgets::Budget", "Properties": {"Budget": {"BudgetName": "dev-training"}}},
+        "T": {"Type": "AWS::SNS::Topic", "Properties": {"DisplayName": "x"}},
+        "P": {"Type": "AWS::IAM::Policy", "Properties": {"PolicyName": "demoPolicy"}},
+        "G": {"Type": "AWS::Route53Resolver::FirewallRuleGroup", "Properties": {"Name": "training-dev-jobs"}},
+        "J": {"Type": "AWS::StepFunctions::StateMachine", "Properties": {"StateMachineName": {"Fn::Join": ["-", ["a"]]}}},
+    }) == {"M": ["AWS::StepFunctions::StateMachine", "dev-demo"], "S": ["AWS::Scheduler::Schedule", "dev-demo"],
+           "B": ["AWS::Budgets::Budget", "dev-training"]}
 
 
 def test_a_workload_moved_out_of_a_stack_that_leaves_the_app_fails_until_acknowledged() -> None:

@@ -10,8 +10,8 @@ an explicit name (a state machine's `StateMachineName`, a schedule's `Name`) the
   `AlreadyExists` when the resource exists (CloudFormation CLI, "Resource type handler contracts"). What moves
   workloads between stacks: `workload_shards` (compiler/compilation/stack_layout.py).
 
-A name here is the literal value of the property `<type>Name` (`AWS::StepFunctions::StateMachine` ->
-`StateMachineName`) or `Name`: CloudFormation's naming convention for the property that sets a physical name.
+A name here is one the service spec says must be unique in the account and region (template_diff.js, `nameProperties`:
+its physical ID or part of its ARN, such as `StateMachineName` or a schedule's `Name`), given as a literal.
 """
 
 from __future__ import annotations
@@ -24,32 +24,15 @@ import yaml
 
 from trainctl.review.assembly import Assembly
 
-# Names that are not unique beyond the resource they belong to: an inline policy's name is per role.
-SCOPED_NAMES = frozenset({"AWS::IAM::Policy"})
 REPLACED = ("WILL_REPLACE", "MAY_REPLACE")
 
 
-def physical_name(resource: Mapping[str, Any]) -> str | None:
-    """The explicit name a resource is created under, when its template gives one as a literal."""
-    kind = str(resource.get("Type", ""))
-    if kind in SCOPED_NAMES:
-        return None
-    properties = resource.get("Properties") or {}
-    for key in (f"{kind.rsplit('::', 1)[-1]}Name", "Name"):
-        value = properties.get(key)
-        if isinstance(value, str) and value:
-            return value
-    return None
-
-
-def _named(templates: Mapping[str, Mapping[str, Any]]) -> dict[tuple[str, str], tuple[str, str]]:
-    """(type, name) -> (stack, logical ID) over one environment's templates."""
+def _named(stacks: Mapping[str, Any], side: str) -> dict[tuple[str, str], tuple[str, str]]:
+    """(type, name) -> (stack, logical ID) over one environment's stack diffs, before (`old`) or after (`new`)."""
     found = {}
-    for stack, template in sorted(templates.items()):
-        for logical_id, resource in (template.get("Resources") or {}).items():
-            name = physical_name(resource)
-            if name is not None:
-                found[(str(resource["Type"]), name)] = (stack, logical_id)
+    for stack, diff in sorted(stacks.items()):
+        for logical_id, (kind, name) in sorted((diff.get("names") or {}).get(side, {}).items()):
+            found[(kind, name)] = (stack, logical_id)
     return found
 
 
@@ -98,22 +81,19 @@ def name_clashes(base: Assembly, head: Assembly, diffs: Mapping[str, Mapping[str
     """Named resources that move to another logical ID or stack, and named resources the change replaces."""
     found = []
     for env in sorted(set(base.templates) & set(head.templates)):
-        before, after = _named(base.templates[env]), _named(head.templates[env])
-        for key, (stack, logical_id) in sorted(after.items()):
-            old = before.get(key)
+        stacks = diffs.get(env, {})
+        before, after = _named(stacks, "old"), _named(stacks, "new")
+        for (kind, name), (stack, logical_id) in sorted(after.items()):
+            old = before.get((kind, name))
             if old is not None and old != (stack, logical_id):
-                found.append(NameClash(env, stack, logical_id, key[0], key[1], *old,
+                found.append(NameClash(env, stack, logical_id, kind, name, *old,
                                        old_stack_leaves=old[0] not in head.templates[env]))
-        for stack, diff in sorted(diffs.get(env, {}).items()):
-            template = head.templates[env].get(stack) or {}
+        for stack, diff in sorted(stacks.items()):
+            names = diff.get("names") or {}
             for change in diff["resources"]:
-                resource = (template.get("Resources") or {}).get(change["id"])
-                old_resource = (base.templates[env].get(stack) or {}).get("Resources", {}).get(change["id"])
-                if change["impact"] not in REPLACED or resource is None or old_resource is None:
-                    continue
-                name = physical_name(resource)
-                if name is not None and name == physical_name(old_resource):
-                    found.append(NameClash(env, stack, change["id"], change["type"], name, stack, change["id"],
+                named = names.get("new", {}).get(change["id"])
+                if change["impact"] in REPLACED and named is not None and named == names.get("old", {}).get(change["id"]):
+                    found.append(NameClash(env, stack, change["id"], change["type"], named[1], stack, change["id"],
                                            old_stack_leaves=False))
     return found
 

@@ -6,7 +6,8 @@
 //                                               changes: [{path, old, new, replaces}]}],
 //                                "permissionsBroadened": bool, "securityGroupChanges": bool,
 //                                "iamStatements": [[...], ...], "managedPolicies": [[...], ...],
-//                                "securityGroupRules": [[...], ...]}, ...}
+//                                "securityGroupRules": [[...], ...],
+//                                "names": {"old": {<logical ID>: [<type>, <name>]}, "new": {...}}}, ...}
 // The three tables are the engine's own summaries (the ones `cdk diff` prints): a header row, then one row per
 // statement, attachment or rule, its first cell "+" (added) or "-" (removed).
 // `changes`: each changed value down to the nested property that changed (`LustreConfiguration.DeploymentType`),
@@ -14,6 +15,7 @@
 // top-level properties; a nested one's `causesReplacement` comes from the same service spec database the engine
 // reads (@aws-cdk/aws-service-spec, the CloudFormation resource schemas and documentation), and a nested change that
 // replaces makes the resource's impact WILL_REPLACE (MAY_REPLACE for "maybe") where the engine said WILL_UPDATE.
+// `names`: each resource's explicit name that must be unique in the account, before and after (nameProperties).
 "use strict";
 const { fullDiff } = require("@aws-cdk/cloudformation-diff");
 const { loadAwsServiceSpecSync } = require("@aws-cdk/aws-service-spec");
@@ -63,6 +65,44 @@ function resourceChanges(change, type) {
   return out;
 }
 
+// The properties that give a resource of `type` a name unique in its account and region (its physical ID, or part
+// of its ARN), by the service spec: a property ending in "Name" that replaces the resource when it changes and is
+// its primary identifier, in its ARN template or named after the type (StateMachineName); or a nested "...Name" in
+// its ARN template (Budget.BudgetName). An inline policy's PolicyName, a resolver rule group's Name are not.
+const namePaths = new Map();
+function nameProperties(type) {
+  if (namePaths.has(type)) return namePaths.get(type);
+  const model = spec().lookup("resource", "cloudFormationType", "equals", type)[0];
+  const out = [];
+  if (model) {
+    const last = type.split("::").pop(), arn = model.arnTemplate || "", ids = model.primaryIdentifier || [];
+    const inArn = (p) => arn.includes("${" + p + "}") || arn.includes("${" + p + "WithPath}");
+    for (const [p, property] of Object.entries(model.properties)) {
+      if (/Name$/.test(p) && property.causesReplacement === "yes" && (inArn(p) || (ids.length === 1 && ids[0] === p) ||
+          p === last + "Name" || (p === "Name" && inArn(last + "Name")))) out.push([p]);
+      const ref = property.type && property.type.type === "ref" && property.type.reference.$ref;
+      const definition = ref ? spec().get("typeDefinition", ref) : undefined;
+      for (const q of Object.keys((definition && definition.properties) || {})) {
+        if (/Name$/.test(q) && inArn(q)) out.push([p, q]);
+      }
+    }
+  }
+  namePaths.set(type, out);
+  return out;
+}
+
+// Logical ID -> [type, the literal name a template gives the resource] (none where the name is generated or a token).
+function namesOf(template) {
+  const out = {};
+  for (const [id, resource] of Object.entries((template && template.Resources) || {})) {
+    for (const path of nameProperties(resource.Type)) {
+      const value = path.reduce((v, key) => (v && typeof v === "object" ? v[key] : undefined), resource.Properties);
+      if (typeof value === "string" && value) out[id] = [resource.Type, value];
+    }
+  }
+  return out;
+}
+
 function describe(diff) {
   const resources = [];
   diff.resources.forEachDifference((id, change) => {
@@ -94,7 +134,8 @@ process.stdin.on("end", () => {
   const pairs = JSON.parse(input);
   const out = {};
   for (const [stack, pair] of Object.entries(pairs)) {
-    out[stack] = describe(fullDiff(pair.old || {}, pair.new || {}));
+    out[stack] = { ...describe(fullDiff(pair.old || {}, pair.new || {})),
+                   names: { old: namesOf(pair.old), new: namesOf(pair.new) } };
   }
   process.stdout.write(JSON.stringify(out));
 });
