@@ -91,10 +91,18 @@ def test_acknowledging_each_loss_passes_and_a_stale_acknowledgment_is_reported(c
     lost = losses(changed["diffs"])
     entries = [{"environment": loss.environment, "stack": loss.stack, "resource": loss.resource,
                 "change": loss.change, "reason": "moving dev to a new range, its data is scratch"} for loss in lost]
+    # The new VPC replaces the security groups in it too, whose IDs the workload stacks import: the deploy stops
+    # at the Network stack unless those stacks go first (a new environment, docs/infrastructure-changes.md).
+    blocked = blocked_exports(changed["base"], changed["head"], changed["diffs"])
+    assert {b.what.split("`")[1] for b in blocked} == {
+        "NetworkEndpointSecurityGroup6DEF6240", "NetworkFileSystemSecurityGroupBF77AABC"}
+    assert render("base", changed["base"], changed["head"], changed["diffs"], entries, [])[1] == 1
+    entries += [{"environment": b.environment, "stack": b.stack, "resource": b.export, "change": "export",
+                 "reason": "dev's workload stacks are destroyed first"} for b in blocked]
     stale = {"environment": "dev", "stack": "Storage", "resource": "Gone", "change": "delete", "reason": "old"}
     report, code = render("base", changed["base"], changed["head"], changed["diffs"], [*entries, stale], [])
     assert code == 0
-    assert report.count("- acknowledged: dev/") == len(lost) and "moving dev to a new range" in report
+    assert report.count("- acknowledged: dev/") == len(lost) + len(blocked) and "moving dev to a new range" in report
     assert "Gone (delete) matches no change of this revision" in report
 
 

@@ -142,3 +142,28 @@ def test_an_acknowledgment_of_a_name_is_accepted_and_an_unknown_change_refused(t
         "- {environment: dev, stack: Workloads26, resource: M, change: move, reason: old stack deleted first}\n")
     with pytest.raises(ReviewError, match="name for a name still taken"):
         load_acknowledgments(tmp_path)
+
+
+def _group(description: str) -> dict[str, Any]:
+    return {"Type": "AWS::EC2::SecurityGroup", "Properties": {"GroupDescription": description, "VpcId": "vpc-1"}}
+
+
+def test_an_imported_export_of_a_replaced_resource_blocks_though_its_text_stays() -> None:
+    """A security group's description cannot change in place: the group is replaced, its ID (the export's value)
+    changes at deploy, and CloudFormation refuses to update an export another stack imports. The template's export
+    reads `{"Ref": "Group"}` before and after, so only the replacement tells."""
+    export = {"Out": {"Value": {"Fn::GetAtt": ["Group", "GroupId"]}, "Export": {"Name": "dev-Network:Group"}}}
+    importer = {"Resources": {"Use": {"Type": "AWS::SSM::Parameter",
+                                      "Properties": {"Value": {"Fn::ImportValue": "dev-Network:Group"}}}}}
+
+    def assembly(description: str, *, imported: bool = True) -> Assembly:
+        stacks = {"Network": {"Resources": {"Group": _group(description)}, "Outputs": export}}
+        return Assembly({"dev": {**stacks, **({"Workloads18": importer} if imported else {})}})
+
+    base, head = assembly("jobs"), assembly("training jobs")
+    report, code = _review(base, head)
+    assert code == 1
+    assert ("export `dev-Network:Group` changed (`Group`, AWS::EC2::SecurityGroup, is replaced: a new ID) while "
+            "Workloads18 import it") in report
+    assert _review(base, assembly("jobs"))[1] == 0  # nothing replaced
+    assert _review(assembly("jobs", imported=False), assembly("training jobs", imported=False))[1] == 0  # unused

@@ -70,7 +70,7 @@ class BlockedExport:
     environment: str
     stack: str
     export: str
-    what: str  # "removed" | "changed"
+    what: str  # "removed", "changed" or "changed (`<id>`, <type>, is replaced: a new ID)"
     importers: tuple[str, ...]
     change = "export"
 
@@ -90,18 +90,51 @@ class BlockedExport:
                               sort_keys=False)
 
 
-def blocked_exports(base: Assembly, head: Assembly) -> list[BlockedExport]:
+def _referenced(value: Any) -> set[str]:
+    """The logical IDs an export's value reads (`Ref`, `Fn::GetAtt`, inside any other function)."""
+    if isinstance(value, list):
+        return set().union(*(_referenced(v) for v in value)) if value else set()
+    if not isinstance(value, dict):
+        return set()
+    found = set()
+    for key, inner in value.items():
+        if key == "Ref" and isinstance(inner, str):
+            found.add(inner)
+        elif key == "Fn::GetAtt" and isinstance(inner, list) and inner:
+            found.add(str(inner[0]))
+        else:
+            found |= _referenced(inner)
+    return found
+
+
+def _replaced_unflagged(stack_diff: Mapping[str, Any] | None) -> dict[str, str]:
+    """Logical ID -> type of the resources a stack's change replaces that are no loss (a security group, a policy):
+    the values they export change at deploy though the template's text does not."""
+    return {c["id"]: c["type"] for c in (stack_diff or {}).get("resources", [])
+            if c["impact"] in ("WILL_REPLACE", "MAY_REPLACE") and c["type"] not in STATEFUL_TYPES}
+
+
+def blocked_exports(base: Assembly, head: Assembly,
+                    diffs: Mapping[str, Mapping[str, Any]] | None = None) -> list[BlockedExport]:
     """Exports the change removes or changes while a stack of the base imports them: CloudFormation refuses to delete
     or update an export in use ("Export ... cannot be deleted as it is in use by ..."), and the exporting stack
     deploys before its importers, so the deploy stops there. The fix is two deploys: keep the export (AWS CDK
-    `Stack.export_value`) until the importers no longer use it, then remove it."""
+    `Stack.export_value`) until the importers no longer use it, then remove it.
+
+    With `diffs`, an export whose text stays but whose resource is replaced (a new ID) counts as changed too, unless
+    that resource is a loss (the loss's line names its importers already)."""
     blocked = []
     for env in sorted(base.templates):
         before, after = _exports(base.templates[env]), _exports(head.templates.get(env, {}))
         for name, (stack, value) in sorted(before.items()):
+            what = "removed" if name not in after else "changed"
             if name in after and after[name][1] == value:
-                continue
+                replaced = _replaced_unflagged((diffs or {}).get(env, {}).get(stack))
+                hit = sorted(_referenced(value) & set(replaced))
+                if not hit:
+                    continue
+                what = f"changed (`{hit[0]}`, {replaced[hit[0]]}, is replaced: a new ID)"
             users = tuple(base.stacks_importing(env, name, besides=stack))
             if users:
-                blocked.append(BlockedExport(env, stack, name, "removed" if name not in after else "changed", users))
+                blocked.append(BlockedExport(env, stack, name, what, users))
     return blocked

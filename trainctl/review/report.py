@@ -142,7 +142,7 @@ def render(base_ref: str, base: Assembly, head: Assembly, diffs: dict[str, dict[
     lost = losses(diffs)
     unacknowledged = [loss for loss in lost if acknowledged(loss, entries) is None]
     out = [f"## Infrastructure review against `{base_ref[:12]}`", ""]
-    blocked = blocked_exports(base, head)
+    blocked = blocked_exports(base, head, diffs)
     stuck = [b for b in blocked if acknowledged(b, entries) is None]
     if stuck:
         out += [f"### :no_entry: {len(stuck)} export(s) in use would be removed or changed: the deploy fails", "",
