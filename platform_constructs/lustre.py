@@ -68,8 +68,11 @@ class TrainingFileSystem(Construct):
                 fsx.LustreDataCompressionType[settings.data_compression_type]
                 if settings.data_compression_type else None
             ),
-            automatic_backup_retention=cdk.Duration.days(backups) if backups else None,
-            copy_tags_to_backups=True if backups else None,
+            # Both fixed per deployment type, never derived from the retention: CopyTagsToBackups cannot change in
+            # place (the service spec's LustreConfiguration), so turning backups off must not drop it. Scratch file
+            # systems take no backups.
+            automatic_backup_retention=cdk.Duration.days(backups) if persistent and backups is not None else None,
+            copy_tags_to_backups=True if persistent else None,
             import_path=f"s3://{data_bucket.bucket_name}" if data_bucket is not None and link_by_import_path else None,
             auto_import_policy=fsx.LustreAutoImportPolicy.NEW_CHANGED_DELETED if link_by_import_path else None,
         )
