@@ -25,6 +25,10 @@ CONTAINER_LOG_LEVEL = logging.INFO  # container_log_level: 20
 
 # On unless a spec turns it off with a reason (compiler/rules/isolation.py, docs/security.md#network-isolation).
 NETWORK_ISOLATION_DEFAULT = True
+# The most instances any environment could hold: a VPC is at most a /16 (vpc_cidr, compiler/inputs/environments.py)
+# and its training subnet at most half of it, one address per instance at least. The network rule checks each
+# environment's real room; this bound only keeps counts finite for what iterates over them (cost ceilings per count).
+MAX_INSTANCE_COUNT = 2**15
 
 Framework = Literal["pytorch", "tensorflow", "huggingface", "generic"]
 FRAMEWORKS: tuple[str, ...] = ("pytorch", "tensorflow", "huggingface")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from compiler.inputs.model import VOLUME_SIZE_GB, Compute, InstanceGroup
+from compiler.inputs.model import MAX_INSTANCE_COUNT, VOLUME_SIZE_GB, Compute, InstanceGroup
 from compiler.inputs.reader import Reader, describe, suggest
 from compiler.sdk import service_model
 from compiler.sdk.limits import limits
@@ -58,7 +58,7 @@ def _groups(r: Reader) -> tuple[InstanceGroup, ...]:
         kind = check_instance_type(g, "instance_type", item.get("instance_type")) if "instance_type" in item else None
         if "instance_type" not in item:
             g.problem("instance_type", "is required")
-        count = g.integer("instance_count", low=1, required=True)
+        count = g.integer("instance_count", low=1, high=MAX_INSTANCE_COUNT, required=True, unit="instances")
         if name and kind and count:
             groups.append(InstanceGroup(name, kind, count))
     names = [g.name for g in groups]
@@ -73,7 +73,7 @@ def read_compute(r: Reader) -> Compute | None:
     instance_type = None
     if r.has("instance_type"):
         instance_type = check_instance_type(r, "instance_type", r.raw["instance_type"])
-    count = r.integer("instance_count", low=1)
+    count = r.integer("instance_count", low=1, high=MAX_INSTANCE_COUNT, unit="instances")
     if groups and (r.has("instance_type") or r.has("instance_count")):
         r.problem("instance_groups", "instance_count and instance_type cannot be set with instance_groups (as in the "
                   "SDK); describe every node in the groups")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from compiler.inputs.model import CapacityRetry, Debugging, RunOptions
+from compiler.inputs.model import MAX_INSTANCE_COUNT, CapacityRetry, Debugging, RunOptions
 from compiler.inputs.reader import Reader
 from compiler.sdk.limits import MAX_RUNTIME_SECONDS, allowed, limits
 from compiler.spec.compute import check_instance_type
@@ -204,7 +204,7 @@ def read_run(r: Reader) -> RunOptions:
         disable_output_compression=r.boolean("disable_output_compression", default=d.disable_output_compression),
         output_kms_key=r.string("output_kms_key", max_length=2048),
         input_mode=r.string("input_mode", choices=allowed("TrainingInputMode"), default=d.input_mode),
-        max_instance_count=r.integer("max_instance_count", low=1),
+        max_instance_count=r.integer("max_instance_count", low=1, high=MAX_INSTANCE_COUNT, unit="instances"),
         concurrent_runs=r.boolean("concurrent_runs", default=d.concurrent_runs),
         max_run_cost_usd=r.number("max_run_cost_usd", low=0.01, high=MAX_RUN_COST_USD),
     )

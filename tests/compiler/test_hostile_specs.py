@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from compiler.errors import SpecError
+from compiler.inputs.model import MAX_INSTANCE_COUNT
 from compiler.inputs.project import Project
 from compiler.inputs.spec_yaml import MAX_NUMBER_CHARS, MAX_SPEC_BYTES, SpecYamlError, load_spec_text
 from compiler.pipeline import compile_one, compile_project
@@ -246,3 +247,31 @@ def test_a_file_of_the_size_limit_is_read(workloads_dir: Path) -> None:
     (workloads_dir / "full.yaml").write_text(text + "#" * (MAX_SPEC_BYTES - len(text)) + "\n")
     with pytest.raises(SpecError, match="is larger than 256 KiB"):
         read_spec_file(workloads_dir / "full.yaml", Project(workloads_dir.parent))
+
+
+# --- counts ----------------------------------------------------------------------------------------------------
+
+
+def test_the_largest_count_any_training_subnet_holds_is_read(make) -> None:
+    assert MAX_INSTANCE_COUNT == 2**15  # a /16 VPC, its training subnet half of it (compiler/inputs/environments.py)
+    assert make(instance_count=MAX_INSTANCE_COUNT).instance_count == MAX_INSTANCE_COUNT
+    assert make(max_instance_count=MAX_INSTANCE_COUNT).max_instance_count == MAX_INSTANCE_COUNT
+
+
+@pytest.mark.parametrize("field", ["instance_count", "max_instance_count"])
+@pytest.mark.parametrize("count", [MAX_INSTANCE_COUNT + 1, 2**63])
+def test_a_larger_count_is_refused(rejects, field: str, count: int) -> None:
+    rejects(field, f"must be from 1 to {MAX_INSTANCE_COUNT} instances, not {count}", **{field: count})
+
+
+def test_a_group_count_is_bounded_alike(rejects) -> None:
+    groups = [{"instance_group_name": "g", "instance_type": "ml.p4d.24xlarge", "instance_count": MAX_INSTANCE_COUNT + 1}]
+    rejects("instance_groups[0].instance_count", f"must be from 1 to {MAX_INSTANCE_COUNT} instances",
+            instance_type=..., instance_count=..., distribution=..., instance_groups=groups)
+
+
+def test_a_huge_count_with_a_cost_ceiling_and_a_schedule_is_refused_at_once(rejects) -> None:
+    # the cost ceiling's budgets are per count a run may ask for: 2**63 of them never finished
+    rejects("instance_count", "must be from 1 to", instance_count=2**63, max_run_cost_usd=5000,
+            schedule={"expression": "rate(1 day)", "input": {}}, instance_type="ml.g5.2xlarge",
+            distribution=...)

@@ -49,7 +49,7 @@ def test_workload_name_pattern(rejects):
 
 
 @pytest.mark.parametrize("field,value,words", [
-    ("instance_count", 0, ("at least 1",)),
+    ("instance_count", 0, ("from 1 to 32768 instances, not 0",)),
     ("instance_count", "2", ("whole number",)),
     ("instance_count", 2.0, ("whole number", "write 2")),
     ("volume_size", 0, ("from 1",)),
