@@ -18,7 +18,7 @@ from typing import Any
 from compiler import state_machine as sm
 from compiler.compilation import schedules
 from compiler.compilation.describe import workload_summary
-from compiler.compilation.stack_layout import layout_problems
+from compiler.compilation.stack_layout import alone_problem, layout_problems, too_large_alone
 from compiler.errors import Problem, SpecError
 from compiler.facts import placeholders as ph
 from compiler.facts.samples import sample_values
@@ -159,6 +159,9 @@ def compile_workload(workload: Workload, env: Environment, images: Collection[st
     problems += [missing] if missing is not None else []
     scan = bundles.scan(workload.code) if workload.code is not None else None
     problems += bundle_problems(workload, scan, bundles.root) if scan is not None else []
+    alone = too_large_alone(definition, schedules.layout_bytes([workload], env.name).get(workload.name, 0))
+    if alone is not None:
+        problems.append(alone_problem(workload.source, env, alone, len(machine.policy.budgets)))
     compiled = CompiledWorkload(workload=workload, environment=env, machine=machine, definition=definition,
                                 deploy_time_names=names, image=image, bundle=scan,
                                 summary=workload_summary(workload, env, training_image=image))

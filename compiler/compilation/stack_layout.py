@@ -56,12 +56,32 @@ def shard_problem(env: Environment, index: int, workloads: int, template_bytes: 
         "(a change moves workloads between stacks: see docs/infrastructure-changes.md)"))
 
 
+def too_large_alone(definition: str, extra: int = 0) -> int | None:
+    """The template bytes of a shard holding only this workload, when that alone is too large: no workload_shards
+    setting can help then (the workload's own problem, `alone_problem`); None when it fits."""
+    alone = shard_template_bytes([definition]) + extra
+    return alone if alone > MAX_TEMPLATE_BYTES else None
+
+
+def alone_problem(source: str, env: Environment, template_bytes: int, counts: int) -> Problem:
+    """The refusal of a workload whose stack would be too large with nothing else in it, naming what grows it."""
+    cause = (f"its state machine checks the cost ceiling of each of the {counts} instance counts a run may ask for "
+             "(max_run_cost_usd): lower max_instance_count" if counts > 1 else "its requests fill it (hyperparameters and "
+             "environment, repeated for each fallback instance type): shorten them")
+    return Problem(source, "max_instance_count" if counts > 1 else "", (
+        f"its stack in {env.name} would take about {template_bytes:,} bytes with no other workload in it (limit "
+        f"{MAX_TEMPLATE_BYTES:,} of CloudFormation's 1 MB), so no workload_shards setting can hold it; {cause}"))
+
+
 def layout_problems(env: Environment, definitions: dict[str, str], extra: Mapping[str, int] | None = None) -> list[Problem]:
     """Every shard of one environment that would be too large, given each workload's state-machine definition and
-    the bytes of what else it adds (`extra`: its schedule, compiler/compilation/schedules.py)."""
+    the bytes of what else it adds (`extra`: its schedule, compiler/compilation/schedules.py). A workload too large
+    alone is left out: it is refused by itself (`alone_problem`)."""
     shards: dict[int, list[str]] = {}
     added: dict[int, int] = {}
     for name, definition in definitions.items():
+        if too_large_alone(definition, (extra or {}).get(name, 0)) is not None:
+            continue
         index = shard_of(name, env.workload_shards)
         shards.setdefault(index, []).append(definition)
         added[index] = added.get(index, 0) + (extra or {}).get(name, 0)

@@ -3,6 +3,7 @@ compiler/spec/loading.py, the tags reader in compiler/spec/values.py), each at i
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 from pathlib import Path
@@ -10,6 +11,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+from compiler.compilation.stack_layout import (
+    MAX_TEMPLATE_BYTES,
+    PER_SHARD_BYTES,
+    PER_WORKLOAD_OVERHEAD_BYTES,
+    shard_template_bytes,
+    too_large_alone,
+)
 from compiler.errors import SpecError
 from compiler.inputs.model import MAX_INSTANCE_COUNT
 from compiler.inputs.project import Project
@@ -275,3 +283,46 @@ def test_a_huge_count_with_a_cost_ceiling_and_a_schedule_is_refused_at_once(reje
     rejects("instance_count", "must be from 1 to", instance_count=2**63, max_run_cost_usd=5000,
             schedule={"expression": "rate(1 day)", "input": {}}, instance_type="ml.g5.2xlarge",
             distribution=...)
+
+
+# --- a workload too large for any stack ----------------------------------------------------------------------
+
+
+def test_a_definition_too_large_alone_is_measured_at_the_template_limit() -> None:
+    fits = "x" * (MAX_TEMPLATE_BYTES - PER_SHARD_BYTES - PER_WORKLOAD_OVERHEAD_BYTES - 2)  # 2: the JSON quotes
+    assert shard_template_bytes([fits]) == MAX_TEMPLATE_BYTES
+    assert too_large_alone(fits) is None
+    assert too_large_alone(fits + "x") == MAX_TEMPLATE_BYTES + 1
+    assert too_large_alone(fits, extra=1) == MAX_TEMPLATE_BYTES + 1
+
+
+def _many_counts(root: Path, max_instance_count: int) -> None:
+    config = json.loads((root / "cdk.json").read_text())
+    config["context"]["training-platform:environments"]["dev"]["training_subnet_mask"] = 17  # room for the counts
+    (root / "cdk.json").write_text(json.dumps(config))
+    spec = yaml.safe_load((root / "workloads" / "platform-smoke.yaml").read_text())
+    spec.update(name="many-counts", instance_count=1, max_instance_count=max_instance_count, max_run=86400,
+                max_run_cost_usd=10, environments={"dev": {}})
+    (root / "workloads" / "many-counts.yaml").write_text(yaml.safe_dump(spec))
+
+
+def test_a_workload_no_stack_can_hold_names_its_own_cause_not_workload_shards(tmp_path: Path) -> None:
+    root = project_copy(tmp_path)
+    _many_counts(root, 8000)
+    with pytest.raises(SpecError) as whole:
+        compile_project(Project(root))
+    with pytest.raises(SpecError) as one:
+        compile_one(Project(root), "many-counts", "dev")
+    lines = str(whole.value).splitlines()
+    assert lines == str(one.value).splitlines()  # validate, synth and render: the same one line
+    assert len(lines) == 1 and "workload_shards above" not in lines[0]
+    assert lines[0].startswith("workloads/many-counts.yaml: max_instance_count: its stack in dev would take about ")
+    assert lines[0].endswith("so no workload_shards setting can hold it; its state machine checks the cost ceiling "
+                             "of each of the 8000 instance counts a run may ask for (max_run_cost_usd): lower "
+                             "max_instance_count")
+
+
+def test_a_workload_with_fewer_counts_fits(tmp_path: Path) -> None:
+    root = project_copy(tmp_path)
+    _many_counts(root, 100)
+    assert compile_one(Project(root), "many-counts", "dev").workload.max_instance_count == 100

@@ -181,6 +181,8 @@ def test_a_schedule_counts_in_its_shards_size_estimate(make, envs) -> None:
     assert schedules.template_bytes(scheduled.schedule) == 3000 + 3 * len('{"hyperparameters": {"epochs": 1}}')
     assert schedules.layout_bytes([scheduled, make()], "dev") == {"demo": 3102}
     small = dataclasses.replace(envs["dev"], workload_shards=1)
-    assert layout_problems(small, {"demo": "x" * 780_000}) == []
-    (problem,) = layout_problems(small, {"demo": "x" * 780_000}, {"demo": 3102})
+    # two workloads in one shard, 1,000 bytes under the limit without the schedule (each fits a shard alone)
+    definitions = {"demo": "x" * 381_998, "other": "y" * 381_998}
+    assert layout_problems(small, definitions) == []
+    (problem,) = layout_problems(small, definitions, {"demo": 3102})
     assert problem.field == "dev.workload_shards"
