@@ -3,7 +3,8 @@
 Per environment: the `Runs` stack (shared by every state machine), `Workloads00` .. `Workloads<shards-1>`
 (stateless; `compiler.compilation.stack_layout` says which workload goes where, from the environment's `workload_shards`), and
 `Monitoring` (dashboards and the capacity alarm; more `MonitoringNN` stacks past a few hundred workloads).
-Only shards that hold a workload become stacks.
+Only shards that hold a workload become stacks; a shard that empties leaves the app, and `cdk deploy` leaves its stack
+deployed (`trainctl review` lists it with the commands that delete it: trainctl/review/names.py).
 Source bundles are one asset per distinct bundle per stack. Synth stops, naming the setting, when a shard nears
 CloudFormation's limits.
 """
