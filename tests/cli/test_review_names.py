@@ -167,3 +167,27 @@ def test_an_imported_export_of_a_replaced_resource_blocks_though_its_text_stays(
             "Workloads18 import it") in report
     assert _review(base, assembly("jobs"))[1] == 0  # nothing replaced
     assert _review(assembly("jobs", imported=False), assembly("training jobs", imported=False))[1] == 0  # unused
+
+
+def _bucket(policy: str | None) -> dict[str, Any]:
+    return {"Type": "AWS::S3::Bucket", "Properties": {}, **({"DeletionPolicy": policy} if policy else {})}
+
+
+def test_data_no_longer_retained_fails_until_acknowledged() -> None:
+    """prod's buckets retain their data when the stack goes (`production: true`); a change to `removal_policy:
+    destroy` updates nothing now but makes a later stack deletion delete the data."""
+    base = Assembly({"prod": {"Storage": {"Resources": {"Data": _bucket("Retain"), "Logs": _bucket("Snapshot"),
+                                                         "Scratch": _bucket(None), "Kept": _bucket("Retain")}}}})
+    head = Assembly({"prod": {"Storage": {"Resources": {"Data": _bucket("Delete"), "Logs": _bucket(None),
+                                                         "Scratch": _bucket(None), "Kept": _bucket("Retain")}}}})
+    report, code = _review(base, head)
+    assert code == 1 and "### :warning: 2 stateful resource(s) would no longer be retained" in report
+    assert ("- **prod/Storage** `Data` (AWS::S3::Bucket): DeletionPolicy Retain -> Delete: deleting the stack, or "
+            "removing the resource later, deletes its data") in report
+    assert "`Logs` (AWS::S3::Bucket): DeletionPolicy Snapshot -> Delete" in report
+    assert "`Scratch`" not in report and "`Kept`" not in report
+    entries = [{"environment": "prod", "stack": "Storage", "resource": r, "change": "retention",
+                "reason": "prod is being retired"} for r in ("Data", "Logs")]
+    report, code = _review(base, head, entries)
+    assert code == 0 and "- acknowledged: prod/Storage `Data` no longer retained: prod is being retired" in report
+    assert _review(head, base)[1] == 0  # starting to retain is always fine

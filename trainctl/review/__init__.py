@@ -12,6 +12,7 @@ and security group rules added or removed; the validation and cdk-nag findings; 
 Exit status (command.py): 0, or 1 when a stateful resource (file system, bucket, key, repository, log group, VPC,
 subnet, ...) would be replaced or removed and `acknowledged-changes.yaml` (acknowledgments.py) does not acknowledge
 it, or when an export another stack imports would be removed or changed, or a resource would be created under a fixed
-name still taken (names.py; either deploy would fail); 2 when a revision cannot be synthesized. Stacks that leave the
+name still taken (names.py; either deploy would fail), or a stateful resource stops being retained (DeletionPolicy
+Retain -> Delete); 2 when a revision cannot be synthesized. Stacks that leave the
 app are listed first: `cdk deploy` does not delete them.
 """

@@ -8,12 +8,13 @@ from typing import Any
 import yaml
 
 from trainctl.review.errors import ReviewError
-from trainctl.review.findings import BlockedExport, Loss
+from trainctl.review.findings import BlockedExport, Loss, Unretained
 from trainctl.review.names import NameClash
 
 ACKNOWLEDGMENTS = "acknowledged-changes.yaml"
-# What an acknowledgment may acknowledge: a stateful loss, an export in use, a name still taken (names.py).
-CHANGES = ("replace", "delete", "export", "name")
+# What an acknowledgment may acknowledge: a stateful loss, an export in use, a name still taken (names.py), data no
+# longer retained.
+CHANGES = ("replace", "delete", "export", "name", "retention")
 
 
 def load_acknowledgments(project: Path) -> list[dict[str, Any]]:
@@ -27,11 +28,12 @@ def load_acknowledgments(project: Path) -> list[dict[str, Any]]:
         missing = {"environment", "stack", "resource", "change", "reason"} - set(entry or {})
         if missing or not str(entry.get("reason", "")).strip() or entry.get("change") not in CHANGES:
             raise ReviewError(f"{ACKNOWLEDGMENTS}: each entry needs environment, stack, resource, change (replace, "
-                              f"delete, export for an export in use, name for a name still taken) and a reason; found {entry!r}")
+                              f"delete, export for an export in use, name for a name still taken, retention for data no longer "
+                              f"retained) and a reason; found {entry!r}")
     return entries
 
 
-def acknowledged(loss: Loss | BlockedExport | NameClash, entries: list[dict[str, Any]]) -> dict[str, Any] | None:
+def acknowledged(loss: Loss | BlockedExport | NameClash | Unretained, entries: list[dict[str, Any]]) -> dict[str, Any] | None:
     for entry in entries:
         if (entry["environment"], entry["stack"], entry["resource"], entry["change"]) == (
                 loss.environment, loss.stack, loss.resource, loss.change):

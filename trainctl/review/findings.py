@@ -138,3 +138,44 @@ def blocked_exports(base: Assembly, head: Assembly,
             if users:
                 blocked.append(BlockedExport(env, stack, name, what, users))
     return blocked
+
+
+RETAINED = ("Retain", "RetainExceptOnCreate", "Snapshot")  # DeletionPolicy values that keep the data
+
+
+@dataclass(frozen=True)
+class Unretained:
+    """A stateful resource whose data a stack deletion (or its removal from the template) kept and now deletes: its
+    DeletionPolicy goes from Retain or Snapshot to Delete (`production: false`, `removal_policy: destroy`)."""
+
+    environment: str
+    stack: str
+    resource: str
+    type: str
+    before: str
+    change = "retention"
+
+    def line(self) -> str:
+        return (f"- **{self.environment}/{self.stack}** `{self.resource}` ({self.type}): DeletionPolicy "
+                f"{self.before} -> Delete: deleting the stack, or removing the resource later, deletes its data")
+
+    def acknowledgment(self) -> str:
+        return yaml.safe_dump([{"environment": self.environment, "stack": self.stack, "resource": self.resource,
+                                "change": self.change, "reason": "<why its data may be deleted with the stack>"}],
+                              sort_keys=False)
+
+
+def unretained(base: Assembly, head: Assembly) -> list[Unretained]:
+    """Stateful resources kept in both revisions whose DeletionPolicy stops retaining their data."""
+    found = []
+    for env in sorted(set(base.templates) & set(head.templates)):
+        for stack in sorted(set(base.templates[env]) & set(head.templates[env])):
+            after = head.templates[env][stack].get("Resources") or {}
+            for resource, old in sorted((base.templates[env][stack].get("Resources") or {}).items()):
+                new = after.get(resource)
+                if new is None or old.get("Type") not in STATEFUL_TYPES or new.get("Type") != old.get("Type"):
+                    continue
+                before = str(old.get("DeletionPolicy", "Delete"))
+                if before in RETAINED and new.get("DeletionPolicy", "Delete") == "Delete":
+                    found.append(Unretained(env, stack, resource, str(old["Type"]), before))
+    return found

@@ -8,7 +8,16 @@ from typing import Any
 from compiler.facts.summaries import WorkloadSummary
 from trainctl.review.acknowledgments import ACKNOWLEDGMENTS, acknowledged
 from trainctl.review.assembly import Assembly
-from trainctl.review.findings import LOSSY, STATEFUL_TYPES, BlockedExport, Loss, blocked_exports, losses
+from trainctl.review.findings import (
+    LOSSY,
+    STATEFUL_TYPES,
+    BlockedExport,
+    Loss,
+    Unretained,
+    blocked_exports,
+    losses,
+    unretained,
+)
 from trainctl.review.names import NameClash, departed_line, departed_stacks, name_clashes
 from trainctl.review.template_diff import ValueChange, shown, value_changes
 from trainctl.schedule_report import review_lines
@@ -160,23 +169,28 @@ def render(base_ref: str, base: Assembly, head: Assembly, diffs: dict[str, dict[
     if departed:
         out += [f"### :warning: {len(departed)} stack(s) leave the app and stay deployed", "",
                 *[departed_line(env, stack, base, head) for env, stack in departed], ""]
+    kept = unretained(base, head)
+    exposed = [u for u in kept if acknowledged(u, entries) is None]
+    if exposed:
+        out += [f"### :warning: {len(exposed)} stateful resource(s) would no longer be retained", "",
+                *[u.line() for u in exposed], "", f"If that is intended, acknowledge each in `{ACKNOWLEDGMENTS}`:", "",
+                "```yaml", *"".join(u.acknowledgment() for u in exposed).splitlines(), "```", ""]
     if unacknowledged:
         out += [f"### :rotating_light: {len(unacknowledged)} stateful resource(s) would be replaced or removed", "",
                 "Data in them would be lost or left behind. If this is intended, acknowledge each one in "
                 f"`{ACKNOWLEDGMENTS}` at the root of the repository with the reason, e.g.:", ""]
         out += [_loss_line(loss, base) for loss in unacknowledged]
         out += ["", "```yaml", *"".join(loss.acknowledgment() for loss in unacknowledged).splitlines(), "```", ""]
-    for b in blocked:
-        match = acknowledged(b, entries)
+    described: list[tuple[BlockedExport | NameClash | Unretained, str]] = [
+        *((b, f"{b.environment}/{b.stack} export `{b.export}` {b.what}") for b in blocked),
+        *((c, f"{c.environment}/{c.stack} `{c.resource}` named `{c.name}`") for c in clashes),
+        *((u, f"{u.environment}/{u.stack} `{u.resource}` no longer retained") for u in kept)]
+    for item, text in described:
+        match = acknowledged(item, entries)
         if match is not None:
-            out.append(f"- acknowledged: {b.environment}/{b.stack} export `{b.export}` {b.what}: {match['reason']}")
-    for clash in clashes:
-        match = acknowledged(clash, entries)
-        if match is not None:
-            out.append(f"- acknowledged: {clash.environment}/{clash.stack} `{clash.resource}` named `{clash.name}`: "
-                       f"{match['reason']}")
+            out.append(f"- acknowledged: {text}: {match['reason']}")
     for entry in entries:
-        changes: list[Loss | BlockedExport | NameClash] = [*lost, *blocked, *clashes]
+        changes: list[Loss | BlockedExport | NameClash | Unretained] = [*lost, *blocked, *clashes, *kept]
         if not any(acknowledged(change, [entry]) for change in changes):
             warnings = [*warnings, f"{ACKNOWLEDGMENTS}: {entry['environment']}/{entry['stack']} {entry['resource']} "
                         f"({entry['change']}) matches no change of this revision; remove it once the change is merged"]
@@ -201,4 +215,4 @@ def render(base_ref: str, base: Assembly, head: Assembly, diffs: dict[str, dict[
         out += [", ".join(f"{name}: {stack}" for name, stack in sorted(where.items())) or "no workloads", ""]
     out += ["### Checks", "", f"- cdk-nag (this revision): {head.nag or 'no validation report'}"]
     out += [f"- warning: {w}" for w in warnings]
-    return "\n".join(out) + "\n", 1 if unacknowledged or stuck or taken else 0
+    return "\n".join(out) + "\n", 1 if unacknowledged or stuck or taken or exposed else 0
