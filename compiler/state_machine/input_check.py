@@ -12,6 +12,7 @@ key order of `States.JsonMerge` or `States.JsonToString` (which AWS does not doc
   distinct pieces (`States.ArrayUnique`, `States.ArrayLength`) are compared;
 - characters: a value's text is split at every allowed character; it holds only those exactly when no piece is
   left but empty ones (whether StringSplit keeps empty pieces is not documented: both answers are read right);
+  a string's text starting `"-` (a value the script would read as an option) is matched with `StringMatches`;
 - integers are told from fractions by splitting the number's JSON text at `.eE`.
 
 Bounds are written as `Not <= max` rather than `> max`, so infinity (JSON's 1e400) and NaN, which fail every
@@ -23,7 +24,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from compiler.compilation.overrides import JSON_CHARACTERS, LARGEST_NUMBER, TEXT_CHARACTERS, OverridePolicy
+from compiler.compilation.overrides import (
+    JSON_CHARACTERS,
+    LARGEST_NUMBER,
+    OPTION_TEXT,
+    TEXT_CHARACTERS,
+    OverridePolicy,
+)
 from compiler.errors import Problem
 from compiler.sdk.limits import limits
 from compiler.state_machine.asl import fail, integer_parts, member
@@ -181,6 +188,8 @@ def _text_rules(policy: OverridePolicy) -> list[dict[str, Any]]:
                           "Next": f"Not a choice {index}"})
         elif name in text:
             rules.append({"Not": only_allowed(f"$.hp_text.t{index}"), "Next": f"Unsafe value {index}"})
+            rules.append({"Variable": f"$.hp_text.t{index}_j", "StringMatches": f"{OPTION_TEXT}*",
+                          "Next": f"Unsafe value {index}"})
     return rules
 
 
@@ -197,6 +206,7 @@ def _text_states(policy: OverridePolicy, m: dict[str, str]) -> dict[str, Any]:
             chars = f"{CHARACTERS}.{_SETS[text[name]]}"
             measured[f"t{index}_n.$"] = distinct_pieces(value, chars)
             measured[f"t{index}_e.$"] = has_empty_piece(value, chars)
+            measured[f"t{index}_j.$"] = value  # its JSON text: a string's starts with a quote
             states[f"Unsafe value {index}"] = fail(m[f"hp_unsafe.{name}"])
     if measured:
         states["Measure text"] = {"Type": "Pass", "Parameters": measured, "ResultPath": "$.hp_text",

@@ -67,6 +67,8 @@ REFUSED = {
     "unknown hyperparameter": (["-p", "dropout=0.1"], {"hyperparameters": {"dropout": 0.1}}, "hp_keys"),
     "wrong type": (["-p", "max_steps=ten"], {"hyperparameters": {"max_steps": "ten"}}, "hp_value_type"),
     "shell text": (["-p", "model=x;cmd;echo"], {"hyperparameters": {"model": "x;cmd;echo"}}, "hp_unsafe.model"),
+    "option text": (["-p", "model=--checkpoint_dir=/tmp"], {"hyperparameters": {"model": "--checkpoint_dir=/tmp"}},
+                    "hp_unsafe.model"),
 }
 
 
@@ -74,7 +76,7 @@ REFUSED = {
 def test_refused_locally_with_the_state_machines_own_message(case: str, cli, deployed, sfn) -> None:
     argv, given, key = REFUSED[case]
     before = executions(sfn, deployed)
-    result = cli("start", WORKLOAD, "--env", "dev", *argv, "--name", f"refused-{key}".replace("_", "-"))
+    result = cli("start", WORKLOAD, "--env", "dev", *argv, "--name", f"refused-{list(REFUSED).index(case)}")
     assert result.code == 1
     assert result.out == ""
     message = policy().messages()[key]
@@ -82,7 +84,7 @@ def test_refused_locally_with_the_state_machines_own_message(case: str, cli, dep
     assert "nothing was started" in result.err
     assert executions(sfn, deployed) == before
     # the state machine, given the same input, refuses it with the same words
-    ended = run_directly(sfn, deployed, given, f"direct-{key}".replace("_", "-"))
+    ended = run_directly(sfn, deployed, given, f"direct-{list(REFUSED).index(case)}")
     assert (ended["status"], ended["error"], ended["cause"]) == ("FAILED", "InvalidInput", message)
 
 
