@@ -77,7 +77,8 @@ def test_a_new_vpc_range_is_a_loud_stateful_replacement_and_fails_the_review(cha
     report, code = render("base", changed["base"], changed["head"], changed["diffs"], [], [])
     assert code == 1
     lost = {(loss.stack, loss.type) for loss in losses(changed["diffs"])}
-    assert {("Network", "AWS::EC2::VPC"), ("Network", "AWS::EC2::Subnet")} <= lost
+    # The file system in Storage imports the subnet: it is replaced with it, though its template does not change.
+    assert {("Network", "AWS::EC2::VPC"), ("Network", "AWS::EC2::Subnet"), ("Storage", "AWS::FSx::FileSystem")} <= lost
     loud = report.split("### dev")[0]
     assert "stateful resource(s) would be replaced or removed" in loud
     (subnet,) = [line for line in loud.splitlines() if "(AWS::EC2::Subnet) replaced" in line]
@@ -334,3 +335,31 @@ def test_a_workload_shards_change_fails_the_review_for_every_state_machine_and_s
     assert schedules  # gpt-finetune-single's in dev
     for name in schedules:
         assert f"(AWS::Scheduler::Schedule) named `{name}` moves" in loud
+
+
+def test_a_file_system_that_imports_a_replaced_subnet_is_a_replaced_stateful_resource() -> None:
+    """The diff engine compares each stack's text: the Storage stack's `SubnetIds` reads the same import before and
+    after, yet the subnet behind it is replaced, and a file system's `SubnetIds` cannot change in place. What imports
+    it in a property that can (a parameter's value) is only updated."""
+    export = {"Out": {"Value": {"Ref": "Subnet"}, "Export": {"Name": "dev-Network:Subnet"}}}
+
+    def network(cidr: str) -> dict[str, Any]:
+        return {"Resources": {"Subnet": {"Type": "AWS::EC2::Subnet", "Properties": {
+            "VpcId": "vpc-1", "CidrBlock": cidr}}}, "Outputs": export}
+
+    imported = {"Fn::ImportValue": "dev-Network:Subnet"}
+    storage = {"Resources": {
+        "Fs": {"Type": "AWS::FSx::FileSystem", "Properties": {"FileSystemType": "LUSTRE", "SubnetIds": [imported]}},
+        "Note": {"Type": "AWS::SSM::Parameter", "Properties": {"Type": "String", "Value": imported}}}}
+    base = Assembly({"dev": {"Network": network("10.0.0.0/24"), "Storage": storage}})
+    head = Assembly({"dev": {"Network": network("10.0.0.0/23"), "Storage": storage}})
+    diffs = template_diffs(ROOT, base, head)
+    assert {(loss.stack, loss.resource, loss.impact) for loss in losses(diffs)} == {
+        ("Network", "Subnet", "WILL_REPLACE"), ("Storage", "Fs", "WILL_REPLACE")}
+    report, code = render("abc", base, head, diffs, [], [])
+    assert code == 1
+    (line,) = [x for x in report.splitlines() if x.startswith("- **dev/Storage** `Fs`")]
+    assert 'SubnetIds changed: {"Fn::ImportValue":"dev-Network:Subnet"} -> a new value (Network replaces Subnet)' in line
+    assert "`Note`" not in report.split("### dev")[0]
+    same = template_diffs(ROOT, base, base)
+    assert losses(same) == [] and same["dev"]["Storage"]["resources"] == []

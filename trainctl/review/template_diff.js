@@ -16,6 +16,8 @@
 // reads (@aws-cdk/aws-service-spec, the CloudFormation resource schemas and documentation), and a nested change that
 // replaces makes the resource's impact WILL_REPLACE (MAY_REPLACE for "maybe") where the engine said WILL_UPDATE.
 // `names`: each resource's explicit name that must be unique in the account, before and after (nameProperties).
+// A resource that imports a replaced resource's export in a property that cannot change in place is replaced too
+// (replaceImporters): its `changes` name the import.
 "use strict";
 const { fullDiff } = require("@aws-cdk/cloudformation-diff");
 const { loadAwsServiceSpecSync } = require("@aws-cdk/aws-service-spec");
@@ -127,6 +129,64 @@ function describe(diff) {
   };
 }
 
+const REPLACING = ["WILL_REPLACE", "MAY_REPLACE"];
+
+// The logical IDs a value reads (Ref, Fn::GetAtt), and the exports it imports (Fn::ImportValue of a literal name).
+function reads(value, refs, imports) {
+  if (Array.isArray(value)) value.forEach((v) => reads(v, refs, imports));
+  else if (value && typeof value === "object") {
+    for (const [key, inner] of Object.entries(value)) {
+      if (key === "Ref" && typeof inner === "string") refs.add(inner);
+      else if (key === "Fn::GetAtt" && Array.isArray(inner)) refs.add(String(inner[0]));
+      else if (key === "Fn::ImportValue" && typeof inner === "string") imports.add(inner);
+      else reads(inner, refs, imports);
+    }
+  }
+}
+
+// A replaced resource gets a new ID, so an export of it changes at deploy though its text does not, and a resource of
+// another stack that imports it in a property that cannot change in place is replaced too (a file system in a new
+// subnet). The engine sees neither: it compares each template's text. `out`: "<env>/<stack>" -> describe(), amended.
+function replaceImporters(pairs, out) {
+  const changed = {};  // env -> export name -> "<stack> replaces <id>"
+  for (const [key, pair] of Object.entries(pairs)) {
+    const [env, stack] = key.split("/");
+    const replaced = new Set(out[key].resources.filter((r) => REPLACING.includes(r.impact)).map((r) => r.id));
+    for (const output of Object.values((pair.new && pair.new.Outputs) || {})) {
+      const name = output.Export && output.Export.Name, refs = new Set();
+      reads(output.Value, refs, new Set());
+      const hit = [...refs].find((id) => replaced.has(id));
+      if (typeof name === "string" && hit) (changed[env] = changed[env] || {})[name] = `${stack} replaces ${hit}`;
+    }
+  }
+  for (const [key, pair] of Object.entries(pairs)) {
+    const exports = changed[key.split("/")[0]] || {};
+    for (const [id, resource] of Object.entries((pair.old && pair.new && pair.new.Resources) || {})) {
+      if (!(pair.old.Resources || {})[id]) continue;
+      const model = spec().lookup("resource", "cloudFormationType", "equals", resource.Type)[0];
+      const causes = [];
+      for (const [property, value] of Object.entries(resource.Properties || {})) {
+        const imports = new Set();
+        reads(value, new Set(), imports);
+        const replaces = (model && model.properties[property] && model.properties[property].causesReplacement) || "no";
+        for (const name of [...imports].filter((n) => exports[n] && replaces !== "no")) {
+          causes.push({ path: property, old: { "Fn::ImportValue": name }, new: `a new value (${exports[name]})`,
+                        replaces });
+        }
+      }
+      if (!causes.length) continue;
+      let entry = out[key].resources.find((r) => r.id === id);
+      if (!entry) {
+        entry = { id, type: resource.Type, impact: "WILL_UPDATE", properties: {}, other: [], changes: [] };
+        out[key].resources.push(entry);
+      }
+      entry.changes.push(...causes);
+      const worst = causes.some((c) => c.replaces === "yes") ? "WILL_REPLACE" : "MAY_REPLACE";
+      if (!REPLACING.includes(entry.impact) || worst === "WILL_REPLACE") entry.impact = worst;
+    }
+  }
+}
+
 let input = "";
 process.stdin.setEncoding("utf8");
 process.stdin.on("data", (chunk) => { input += chunk; });
@@ -137,5 +197,6 @@ process.stdin.on("end", () => {
     out[stack] = { ...describe(fullDiff(pair.old || {}, pair.new || {})),
                    names: { old: namesOf(pair.old), new: namesOf(pair.new) } };
   }
+  replaceImporters(pairs, out);
   process.stdout.write(JSON.stringify(out));
 });
