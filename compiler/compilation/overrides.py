@@ -9,9 +9,10 @@ Choice states, and `check()` below runs the same rules in Python, in the same or
 Text cannot carry commands: the SageMaker training toolkit up to 5.1.2 runs the job's command line through a shell
 (aws/sagemaker-training-toolkit#128), so an overriding string may hold only `SAFE_CHARACTERS` (letters, digits and
 `._:/=+@-`), unless the spec lists the hyperparameter's allowed values (`choices`), which are then the only ones
-accepted. Nor may an overriding string start with `-`: the toolkit passes each hyperparameter as `--name value`,
-so such a value is read as an option of its own by the script's argument parser (`--model --checkpoint_dir=/x` sets a
-name the spec never declared, or fails the job after its instances started). Lists, objects and values of a spec's
+accepted. Nor may an overriding string, or a string or key inside an overriding list or object, start with `-`:
+the toolkit passes each hyperparameter as `--name value` (an object as `k=v,...`, its keys sorted), so such a value
+is read as an option of its own by the script's argument parser (`--model --checkpoint_dir=/x` sets a name the spec
+never declared, or fails the job after its instances started). Lists, objects and values of a spec's
 null are held to the same characters plus JSON's own punctuation (`TEXT_CHARACTERS`, `JSON_CHARACTERS`); both sets
 are tested on the value's compact JSON text, which the state machine writes with `States.JsonToString` (a quote or
 any other character inside a string comes out escaped with a backslash).
@@ -46,7 +47,7 @@ LARGEST_NUMBER = 1.7976931348623157e308  # the largest double: numbers beyond it
 SAFE_CHARACTERS = string.ascii_letters + string.digits + "._:/=+@-"
 TEXT_CHARACTERS = SAFE_CHARACTERS + '"'  # a string's JSON text: the safe characters between two quotes
 JSON_CHARACTERS = TEXT_CHARACTERS + "[]{},"  # a list's or object's compact JSON text of safe strings and numbers
-OPTION_TEXT = '"-'  # how the JSON text of a string that would read as a command-line option starts
+OPTION_TEXT = '"-'  # in a value's JSON text: a string or key starting with "-", which may read as an option
 
 
 def json_type(value: Any) -> str:
@@ -151,7 +152,7 @@ class OverridePolicy:
                                  "spaces, quotes or shell characters: the training toolkit may run the command line "
                                  "through a shell)" + (", in lists and objects also [ ] { } , and quotes around "
                                  "strings" if chars == JSON_CHARACTERS else "")
-                                 + ", and may not start with - (the script would read it as an option)"
+                                 + ", and no string or key may start with - (the script would read it as an option)"
                                  + f"; pass other text in an input channel, or list the allowed values as the spec's "
                                  f"choices for {n}"
                for n, chars in self.text_rules().items()},
@@ -232,7 +233,7 @@ class OverridePolicy:
             if name in self.choices and given[name] not in self.choices[name]:
                 return m[f"hp_choice.{name}"]
             text = json_text(given[name])
-            if name in rules and (not set(text) <= set(rules[name]) or text.startswith(OPTION_TEXT)):
+            if name in rules and (not set(text) <= set(rules[name]) or OPTION_TEXT in text):
                 return m[f"hp_unsafe.{name}"]
         return None
 

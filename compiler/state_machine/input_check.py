@@ -12,7 +12,8 @@ key order of `States.JsonMerge` or `States.JsonToString` (which AWS does not doc
   distinct pieces (`States.ArrayUnique`, `States.ArrayLength`) are compared;
 - characters: a value's text is split at every allowed character; it holds only those exactly when no piece is
   left but empty ones (whether StringSplit keeps empty pieces is not documented: both answers are read right);
-  a string's text starting `"-` (a value the script would read as an option) is matched with `StringMatches`;
+  a string or key starting with `-` (which the script may read as an option), `"-` in the value's text, is matched
+  with `StringMatches`;
 - integers are told from fractions by splitting the number's JSON text at `.eE`.
 
 Bounds are written as `Not <= max` rather than `> max`, so infinity (JSON's 1e400) and NaN, which fail every
@@ -188,7 +189,7 @@ def _text_rules(policy: OverridePolicy) -> list[dict[str, Any]]:
                           "Next": f"Not a choice {index}"})
         elif name in text:
             rules.append({"Not": only_allowed(f"$.hp_text.t{index}"), "Next": f"Unsafe value {index}"})
-            rules.append({"Variable": f"$.hp_text.t{index}_j", "StringMatches": f"{OPTION_TEXT}*",
+            rules.append({"Variable": f"$.hp_text.t{index}_j", "StringMatches": f"*{OPTION_TEXT}*",
                           "Next": f"Unsafe value {index}"})
     return rules
 
@@ -206,7 +207,7 @@ def _text_states(policy: OverridePolicy, m: dict[str, str]) -> dict[str, Any]:
             chars = f"{CHARACTERS}.{_SETS[text[name]]}"
             measured[f"t{index}_n.$"] = distinct_pieces(value, chars)
             measured[f"t{index}_e.$"] = has_empty_piece(value, chars)
-            measured[f"t{index}_j.$"] = value  # its JSON text: a string's starts with a quote
+            measured[f"t{index}_j.$"] = value  # its JSON text, where a string or key opens with a quote
             states[f"Unsafe value {index}"] = fail(m[f"hp_unsafe.{name}"])
     if measured:
         states["Measure text"] = {"Type": "Pass", "Parameters": measured, "ResultPath": "$.hp_text",

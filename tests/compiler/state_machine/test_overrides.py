@@ -84,10 +84,13 @@ CASES: list[tuple[str, str | None]] = [
     ('{"hyperparameters": {"name": "gpt-125m", "0th": "A-Z_a.z:0/9=+@", "data/path": "s3://b/k=v/x+y@z"}}', OK),
     ('{"hyperparameters": {"layers": ["s3://b/k", {"a": [1, -2.5e-3, true, null]}], "extra": {"k-1": "v:2"}}}', OK),
     ('{"hyperparameters": {"warmup-steps": 5, "data/path": "s3://other/k"}}', OK),
-    # text read as an option by the script's argument parser (`--name value`): no leading "-" in a string
+    # text read as an option by the script's argument parser (`--name value`, objects as `k=v,...`): no string or
+    # key starting with "-"
     ('{"hyperparameters": {"name": "--max_steps=9"}}', "hp_unsafe.name"), ('{"hyperparameters": {"0th": "-"}}', "hp_unsafe.0th"),
-    ('{"hyperparameters": {"extra": "-x"}}', "hp_unsafe.extra"), ('{"hyperparameters": {"name": "x-", "0th": "a--b"}}', OK),
-    ('{"hyperparameters": {"extra": -5, "layers": ["-x", {"-k": "-v"}]}}', OK),
+    ('{"hyperparameters": {"extra": "-x"}}', "hp_unsafe.extra"),
+    ('{"hyperparameters": {"opts": {"a": 1, "-b": 2}}}', "hp_unsafe.opts"),
+    ('{"hyperparameters": {"layers": ["x", "-y"]}}', "hp_unsafe.layers"),
+    ('{"hyperparameters": {"name": "x-", "0th": "a--b", "extra": -5, "layers": [-1, "y-", {"k-": "v-"}]}}', OK),
     # lengths as sent: JSON adds two quotes to a string; SageMaker takes 2,500 characters
     ('{"hyperparameters": {"name": "' + "x" * 2498 + '"}}', OK),
     ('{"hyperparameters": {"name": "' + "x" * 2499 + '"}}', "hp_value_length"),

@@ -99,16 +99,17 @@ def test_choices_leave_the_other_names_to_the_character_rule(with_choices: Deplo
     assert "hp_unsafe.name" not in with_choices.spec.policy.messages()
 
 
-# The toolkit passes each hyperparameter as `--name value` (sagemaker_training.mapping.to_cmd_args): a value starting
-# with "-" reaches the script as an option of its own.
+# The toolkit passes each hyperparameter as `--name value`, an object as `k=v,...` with its keys sorted
+# (sagemaker_training.mapping.to_cmd_args): a value starting with "-" reaches the script as an option of its own.
 @pytest.mark.parametrize(("name", "value"), [("name", "--checkpoint_dir=/tmp"), ("name", "-"), ("0th", "-x"),
-                                             ("extra", "--max_steps=9")])
+                                             ("extra", "--max_steps=9"), ("opts", {"a": 1, "-b": 2}),
+                                             ("layers", ["x", "-y"]), ("opts", {"k": {"-n": 1}})])
 def test_a_string_read_as_an_option_is_refused(hostile: Deployed, name: str, value: str) -> None:
     refused_in_both(hostile, {name: value}, f"hp_unsafe.{name}")
 
 
-def test_a_dash_elsewhere_or_in_a_list_or_a_negative_number_is_accepted(hostile: Deployed) -> None:
-    overrides = {"hyperparameters": {"name": "x-", "0th": "a--b", "layers": ["-x", {"-k": "-v"}], "extra": -5}}
+def test_a_dash_elsewhere_or_a_negative_number_is_accepted(hostile: Deployed) -> None:
+    overrides = {"hyperparameters": {"name": "x-", "0th": "a--b", "layers": [-1, "x-y", {"k-": "v-"}], "extra": -5}}
     assert hostile.spec.policy.check(overrides) == []
     run = hostile.run(json.dumps(overrides), [sage.completes()])
     assert run.status == "SUCCEEDED", run.cause
