@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
@@ -124,8 +125,7 @@ def read_tags(r: Reader) -> dict[str, str]:
         if not all(isinstance(t, Mapping) and set(t) == {"Key", "Value"} and isinstance(t["Key"], str) for t in raw):
             r.problem("tags", "as a list, each tag is {Key: <text>, Value: <text>}")
             return {}
-        keys = [t["Key"] for t in raw]
-        twice = sorted({k for k in keys if keys.count(k) > 1})
+        twice = sorted(k for k, n in Counter(t["Key"] for t in raw).items() if n > 1)
         if twice:  # keeping the last one would deploy what the reader did not see
             r.problem("tags", f"key {twice[0]!r} is given twice; keep one")
             return {}
