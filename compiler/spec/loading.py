@@ -23,7 +23,7 @@ from compiler.inputs.model import ProjectImage, Workload
 from compiler.inputs.project import Project
 from compiler.inputs.reader import Findings
 from compiler.inputs.spec_yaml import MAX_SPEC_BYTES, SpecYamlError, load_spec_text
-from compiler.spec.overridable import OVERRIDABLE, apply, why_not
+from compiler.spec.overridable import MERGED, OVERRIDABLE, apply, why_not
 from compiler.spec.parse import parse_workload
 
 ENVIRONMENTS_KEY = "environments"
@@ -151,6 +151,9 @@ def _check_environments_block(spec: SpecFile, envs: Mapping[str, Environment], f
         for key in overrides:
             if key not in OVERRIDABLE:
                 findings.problem(f"{where}.{key}", why_not(str(key)))
+            elif key in MERGED and overrides[key] is None:  # it would replace the base's whole mapping with nothing
+                findings.problem(f"{where}.{key}", f"is empty, which would drop every one of the base's {key} in "
+                                 f"{name}; name the entries that differ, or leave {key} out to keep the base's")
 
 
 def _tag(problems: list[Problem], env: str) -> list[Problem]:

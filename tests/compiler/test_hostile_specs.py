@@ -326,3 +326,30 @@ def test_a_workload_with_fewer_counts_fits(tmp_path: Path) -> None:
     root = project_copy(tmp_path)
     _many_counts(root, 100)
     assert compile_one(Project(root), "many-counts", "dev").workload.max_instance_count == 100
+
+
+# --- per-environment overrides ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", ["hyperparameters", "environment", "tags", "capacity_retry", "secrets"])
+def test_an_empty_merged_override_is_refused_not_a_wipe_of_the_base(tmp_path: Path, key: str) -> None:
+    root = project_copy(tmp_path)
+    spec = yaml.safe_load((root / "workloads" / "gpt-smddp.yaml").read_text())
+    spec["environments"] = {"dev": {key: None}, "prod": {}}
+    (root / "workloads" / "gpt-smddp.yaml").write_text(yaml.safe_dump(spec))
+    message = (f"workloads/gpt-smddp.yaml: environments.dev.{key}: is empty, which would drop every one of the base's "
+               f"{key} in dev; name the entries that differ, or leave {key} out to keep the base's")
+    with pytest.raises(SpecError) as whole:
+        compile_project(Project(root))
+    with pytest.raises(SpecError) as one:
+        compile_one(Project(root), "gpt-smddp", "prod")
+    assert message in str(whole.value).splitlines()
+    assert message in str(one.value).splitlines()
+
+
+def test_an_empty_mapping_override_keeps_the_base(tmp_path: Path) -> None:
+    root = project_copy(tmp_path)
+    spec = yaml.safe_load((root / "workloads" / "gpt-smddp.yaml").read_text())
+    spec["environments"] = {"dev": {"hyperparameters": {}}, "prod": {}}
+    (root / "workloads" / "gpt-smddp.yaml").write_text(yaml.safe_dump(spec))
+    assert compile_one(Project(root), "gpt-smddp", "dev").request["HyperParameters"]["model"] == '"gpt-350m"'
