@@ -79,12 +79,12 @@ class Loaded:
 
 
 def _spec_bytes(path: Path, project: Project) -> tuple[Path, bytes]:
-    """The file's bytes, read only when it is a regular file, and at most one byte past the size limit: a link out of
-    the project, a pipe (whose read would wait forever) or a device is refused unread."""
+    """The spec's path (a link's target) and its bytes, read only when it is a regular file, and at most one byte past
+    the size limit: a link out of the project, a pipe (whose read would wait forever) or a device is refused unread."""
     shown = _shown(path, project)
     target = Path(path).resolve()
-    linked = target != Path(path).absolute()  # `validate --directory` may name a folder of specs elsewhere
-    if linked and not target.is_relative_to(project.root.resolve()):
+    # only the file itself is held to the project (`validate --directory` may name a folder of specs elsewhere)
+    if Path(path).is_symlink() and not target.is_relative_to(project.root.resolve()):
         raise SpecError(Problem(shown, "", f"is a link to {target}, outside the project: a spec's paths are relative "
                                 "to it and must stay in the repository; put the spec itself in workloads/"))
     try:
@@ -94,7 +94,7 @@ def _spec_bytes(path: Path, project: Project) -> tuple[Path, bytes]:
             raise SpecError(Problem(shown, "", f"is {kind}, not a YAML file; workload specs are files named *.yaml "
                                     "or *.yml (move it out of the way or rename it)"))
         with open(target, "rb") as handle:
-            return target, handle.read(MAX_SPEC_BYTES + 1)
+            return (target if Path(path).is_symlink() else Path(path).absolute()), handle.read(MAX_SPEC_BYTES + 1)
     except FileNotFoundError:
         raise SpecError(Problem(shown, "", "no such file")) from None
     except OSError as exc:
@@ -110,8 +110,8 @@ def _shown(path: Path, project: Project) -> str:
 
 
 def read_spec_file(path: Path, project: Project) -> SpecFile:
-    target, data = _spec_bytes(path, project)  # a link's target: its relative paths were written from there
-    source = project.display(target)
+    spec_path, data = _spec_bytes(path, project)  # a link's target: its relative paths were written from there
+    source = project.display(spec_path)
     if len(data) > MAX_SPEC_BYTES:
         raise SpecError(Problem(source, "", f"is larger than {MAX_SPEC_BYTES // 1024} KiB; a workload spec is a page "
                                 "of settings"))
@@ -127,7 +127,7 @@ def read_spec_file(path: Path, project: Project) -> SpecFile:
         raise SpecError(Problem(source, "", str(exc))) from None
     if not isinstance(raw, Mapping):
         raise SpecError(Problem(source, "", "a workload spec is a YAML mapping of estimator arguments"))
-    return SpecFile(path=target, source=source, raw=raw)
+    return SpecFile(path=spec_path, source=source, raw=raw)
 
 
 def _check_environments_block(spec: SpecFile, envs: Mapping[str, Environment], findings: Findings) -> None:
