@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import aws_cdk as cdk
 import pytest
@@ -29,7 +30,7 @@ def synth_errors(app: cdk.App) -> str:
     return str(caught.value)
 
 
-def file_system(stack: cdk.Stack, network: TrainingNetwork, **overrides) -> TrainingFileSystem:
+def file_system(stack: cdk.Stack, network: TrainingNetwork, **overrides: Any) -> TrainingFileSystem:
     from aws_cdk import aws_kms as kms
 
     props = {
