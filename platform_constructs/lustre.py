@@ -70,9 +70,10 @@ class TrainingFileSystem(Construct):
             ),
             # Both fixed per deployment type, never derived from the retention: CopyTagsToBackups cannot change in
             # place (the service spec's LustreConfiguration), so turning backups off must not drop it. Scratch file
-            # systems take no backups.
+            # systems take no backups, nor does one created linked to S3 (ImportPath), for which FSx's API reference
+            # says CopyTagsToBackups is not available; associations come after the file system is created.
             automatic_backup_retention=cdk.Duration.days(backups) if persistent and backups is not None else None,
-            copy_tags_to_backups=True if persistent else None,
+            copy_tags_to_backups=True if persistent and not link_by_import_path else None,
             import_path=f"s3://{data_bucket.bucket_name}" if data_bucket is not None and link_by_import_path else None,
             auto_import_policy=fsx.LustreAutoImportPolicy.NEW_CHANGED_DELETED if link_by_import_path else None,
         )

@@ -179,10 +179,19 @@ def _fsx(reader: Reader) -> FsxSettings | None:
         fsx.problem("automatic_backup_retention_days", f"{kind} file systems cannot be backed up; use PERSISTENT_2 or "
                     "remove it")
     compression = fsx.string("data_compression_type", choices=("NONE", "LZ4"))
+    datasets = _datasets(fsx, str(kind))
+    linked = "the whole data bucket (ImportPath)" if kind == "PERSISTENT_1" else (
+        "each dataset (a data repository association)" if kind == "PERSISTENT_2" and datasets else None)
+    if backups and linked:
+        # FSx for Lustre user guide, "Using data repositories": file system backups aren't supported on file systems
+        # linked to an S3 data repository (CreateBackup in the API reference says the same).
+        fsx.problem("automatic_backup_retention_days", f"FSx takes no backups of a file system linked to S3, and "
+                    f"{kind} here is linked to {linked}; the data lives in the data bucket: set 0 (or remove it)"
+                    + (", or remove datasets" if kind == "PERSISTENT_2" else ""))
     return FsxSettings(deployment_type=str(kind), storage_capacity_gib=capacity or 0,
                        per_unit_storage_throughput=throughput if isinstance(throughput, int) else None,
                        data_compression_type=compression, automatic_backup_retention_days=backups,
-                       datasets=_datasets(fsx, str(kind)))
+                       datasets=datasets)
 
 
 def _datasets(fsx: Reader, kind: str) -> dict[str, FsxDataset]:

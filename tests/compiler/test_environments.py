@@ -71,6 +71,35 @@ def test_scratch_cannot_be_backed_up():
                                                         "automatic_backup_retention_days": 7})
 
 
+
+PERSISTENT_2 = {"deployment_type": "PERSISTENT_2", "storage_capacity_gib": 2400, "per_unit_storage_throughput": 250}
+DATASETS = {"gpt-tokens": {"readers": ["gpt-torchrun-fsx"]}}
+NOT_BACKED_UP = "FSx takes no backups of a file system linked to S3"
+
+
+@pytest.mark.parametrize(("fsx", "refused"), [
+    ({**PERSISTENT_2, "datasets": DATASETS, "automatic_backup_retention_days": 1}, True),   # linked per dataset
+    ({**PERSISTENT_2, "datasets": DATASETS, "automatic_backup_retention_days": 0}, False),  # backups off
+    ({**PERSISTENT_2, "datasets": DATASETS}, False),                                       # not said
+    ({**PERSISTENT_2, "automatic_backup_retention_days": 7}, False),                        # linked to nothing
+    ({"deployment_type": "PERSISTENT_1", "storage_capacity_gib": 2400, "per_unit_storage_throughput": 200,
+      "automatic_backup_retention_days": 1}, True),                                         # whole-bucket ImportPath
+])
+def test_a_file_system_linked_to_s3_takes_no_backups(fsx: dict, refused: bool) -> None:
+    """FSx for Lustre user guide, "Using data repositories": "File system backups aren't supported on file systems
+    that are linked to an Amazon S3 data repository"."""
+    raw = copy.deepcopy(SHIPPED)
+    raw["prod"]["fsx"] = fsx
+    try:
+        parse_environments(raw)
+        message = ""
+    except SpecError as error:
+        message = str(error)
+    assert (NOT_BACKED_UP in message) is refused, message
+    if refused:
+        assert "prod.fsx.automatic_backup_retention_days" in message and "set 0 (or remove it)" in message
+
+
 def test_unknown_environment_key():
     assert "dev.regoin: unknown key" in _broken("dev", regoin="x")
 

@@ -42,3 +42,18 @@ def test_backup_retention_changes_only_the_retention_on_a_persistent_file_system
 def test_a_scratch_file_system_has_no_backup_settings() -> None:
     config = _lustre(FsxSettings(deployment_type="SCRATCH_2", storage_capacity_gib=1200))
     assert not {"AutomaticBackupRetentionDays", "CopyTagsToBackups"} & set(config)
+
+
+def test_a_file_system_created_linked_to_s3_asks_for_no_tag_copies_to_backups() -> None:
+    """FSx API reference, CreateFileSystemLustreConfiguration.CopyTagsToBackups: "Not available for use with file
+    systems that are linked to a data repository" (a PERSISTENT_1 file system is created with the bucket's ImportPath;
+    PERSISTENT_2's associations come after it is created)."""
+    from aws_cdk import aws_s3 as s3
+
+    _app, stack = tiny_stack()
+    network = TrainingNetwork(stack, "Net", availability_zone="us-east-1a", training_subnet_mask=25)
+    settings = FsxSettings(deployment_type="PERSISTENT_1", storage_capacity_gib=2400, per_unit_storage_throughput=200)
+    file_system(stack, network, settings=settings, data_bucket=s3.Bucket(stack, "Data"))
+    (resource,) = assertions.Template.from_stack(stack).find_resources("AWS::FSx::FileSystem").values()
+    config = resource["Properties"]["LustreConfiguration"]
+    assert "ImportPath" in config and "CopyTagsToBackups" not in config

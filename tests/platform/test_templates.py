@@ -227,7 +227,8 @@ def test_fsx_settings_per_environment(synth: Synth) -> None:
     assert lustre["DeploymentType"] == "PERSISTENT_2"
     assert lustre["PerUnitStorageThroughput"] == 250
     assert lustre["DataCompressionType"] == "LZ4"
-    assert lustre["AutomaticBackupRetentionDays"] == 7
+    # Linked to S3 per dataset: FSx takes no backups, and cdk.json says so (0 turns them off; unset is FSx's default).
+    assert lustre["AutomaticBackupRetentionDays"] == 0
 
 
 def test_persistent_2_links_each_dataset_and_nothing_else(synth: Synth) -> None:
