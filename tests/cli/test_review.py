@@ -363,3 +363,20 @@ def test_a_file_system_that_imports_a_replaced_subnet_is_a_replaced_stateful_res
     assert "`Note`" not in report.split("### dev")[0]
     same = template_diffs(ROOT, base, base)
     assert losses(same) == [] and same["dev"]["Storage"]["resources"] == []
+
+
+def _image_copy(tag: str) -> dict[str, Any]:
+    source = {"Fn::Join": ["", ["docker://", {"Fn::Sub": f"111111111111.dkr.ecr.us-east-1.${{AWS::URLSuffix}}/assets:{tag}"}]]}
+    return {"Type": "Custom::CDKECRDeployment", "Properties": {"ServiceToken": {"Ref": "Fn"}, "SrcImage": source,
+                                                               "DestImage": "repo:latest"}}
+
+
+def test_a_custom_resource_whose_values_change_inside_an_intrinsic_is_changed_with_its_values() -> None:
+    """A new training image changes the image copy's SrcImage inside Fn::Join: CloudFormation sends the custom
+    resource an Update (its handler copies the new image). The CDK's engine rates a custom type's property change
+    NO_CHANGE; the review says changed, and shows the tag before and after."""
+    report, code = _review({"Copy": _image_copy("ddf936d7")}, {"Copy": _image_copy("36e232f2")})
+    assert code == 0
+    (row,) = [x for x in report.splitlines() if x.startswith("| Storage | Copy |")]
+    assert "| changed |" in row and "NO_CHANGE" not in row
+    assert "ddf936d7" in row and "36e232f2" in row

@@ -115,6 +115,9 @@ function describe(diff) {
     }
     const changes = change.oldValue && change.newValue ? resourceChanges(change, type) : [];
     let impact = change.changeImpact;
+    // The engine rates a property change of a type the spec does not know (a Custom:: resource) NO_CHANGE;
+    // CloudFormation sends the resource an Update all the same.
+    if (impact === "NO_CHANGE" && Object.keys(change.propertyUpdates).length) impact = "WILL_UPDATE";
     if (impact === "WILL_UPDATE" && changes.some((c) => c.replaces === "yes")) impact = "WILL_REPLACE";
     else if (impact === "WILL_UPDATE" && changes.some((c) => c.replaces === "maybe")) impact = "MAY_REPLACE";
     resources.push({ id, type, impact, properties, other: Object.keys(change.otherChanges), changes });

@@ -45,9 +45,32 @@ class ValueChange:
     replaces: str  # "yes", "maybe" or "no": whether CloudFormation replaces the resource for it
 
     def text(self, limit: int = 80) -> str:
-        """`path: old -> new`, or `path` alone where a value is longer than `limit` (a definition, a policy)."""
+        """`path: old -> new`; where a value is longer than `limit`, only the part that differs with a little around
+        it (an image tag inside Fn::Join), or `path` alone where even that is longer (a definition, a policy)."""
         old, new = shown(self.old), shown(self.new)
-        return self.path if max(len(old), len(new)) > limit else f"{self.path}: {old} -> {new}"
+        if max(len(old), len(new)) <= limit:
+            return f"{self.path}: {old} -> {new}"
+        old_part, new_part = differing(old, new)
+        return self.path if max(len(old_part), len(new_part)) > limit else f"{self.path}: {old_part} -> {new_part}"
+
+
+def differing(old: str, new: str, context: int = 12) -> tuple[str, str]:
+    """The parts of two texts between what they share at the start and the end, `context` characters wider, with
+    "…" where text was left out."""
+    start = _shared(old, new)
+    end = _shared(old[start:][::-1], new[start:][::-1])
+    begin = max(start - context, 0)
+
+    def part(text: str) -> str:
+        stop = min(len(text) - end + context, len(text))
+        return ("…" if begin else "") + text[begin:stop] + ("…" if stop < len(text) else "")
+
+    return part(old), part(new)
+
+
+def _shared(a: str, b: str) -> int:
+    """How many characters two texts share at their start."""
+    return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
 
 
 def shown(value: Any) -> str:
