@@ -11,23 +11,22 @@ from pathlib import Path
 import pytest
 import yaml
 
-from compiler.compilation.stack_layout import (
-    MAX_TEMPLATE_BYTES,
-    PER_SHARD_BYTES,
-    PER_WORKLOAD_OVERHEAD_BYTES,
-    shard_template_bytes,
-    too_large_alone,
-)
+from compiler.compilation.stack_layout import shard_template_bytes, too_large_alone
 from compiler.errors import SpecError
-from compiler.inputs.model import MAX_INSTANCE_COUNT
 from compiler.inputs.project import Project
-from compiler.inputs.spec_yaml import MAX_NUMBER_CHARS, MAX_SPEC_BYTES, SpecYamlError, load_spec_text
+from compiler.inputs.spec_yaml import SpecYamlError, load_spec_text
 from compiler.pipeline import compile_one, compile_project
 from compiler.spec import read_spec_file
 from tests.project import project_copy
 
 # The project copies below are no git work tree, so every file of training/ ships (NotInGitWarning says so).
 pytestmark = pytest.mark.filterwarnings("ignore:.*not read as a git work tree")
+
+# The limits, stated here rather than imported from the code they test:
+MAX_NUMBER_CHARS = 100  # a number literal; Python itself refuses ints of more than 4,300 digits
+MAX_SPEC_BYTES = 256 * 1024  # "is larger than 256 KiB"
+MAX_INSTANCE_COUNT = 2**15  # 32,768: a /16 VPC (the largest), its training subnet half of it
+MAX_TEMPLATE_BYTES = 800_000  # the platform's shard limit, kept below CloudFormation's 1 MB template body
 
 
 def _refused(text: str) -> str:
@@ -261,7 +260,6 @@ def test_a_file_of_the_size_limit_is_read(workloads_dir: Path) -> None:
 
 
 def test_the_largest_count_any_training_subnet_holds_is_read(make) -> None:
-    assert MAX_INSTANCE_COUNT == 2**15  # a /16 VPC, its training subnet half of it (compiler/inputs/environments.py)
     assert make(instance_count=MAX_INSTANCE_COUNT).instance_count == MAX_INSTANCE_COUNT
     assert make(max_instance_count=MAX_INSTANCE_COUNT).max_instance_count == MAX_INSTANCE_COUNT
 
@@ -272,10 +270,14 @@ def test_a_larger_count_is_refused(rejects, field: str, count: int) -> None:
     rejects(field, f"must be from 1 to {MAX_INSTANCE_COUNT} instances, not {count}", **{field: count})
 
 
-def test_a_group_count_is_bounded_alike(rejects) -> None:
-    groups = [{"instance_group_name": "g", "instance_type": "ml.p4d.24xlarge", "instance_count": MAX_INSTANCE_COUNT + 1}]
+def test_a_group_count_is_bounded_alike(rejects, make) -> None:
+    def groups(count: int) -> list[dict]:
+        return [{"instance_group_name": "g", "instance_type": "ml.p4d.24xlarge", "instance_count": count}]
+
     rejects("instance_groups[0].instance_count", f"must be from 1 to {MAX_INSTANCE_COUNT} instances",
-            instance_type=..., instance_count=..., distribution=..., instance_groups=groups)
+            instance_type=..., instance_count=..., distribution=..., instance_groups=groups(MAX_INSTANCE_COUNT + 1))
+    workload = make(instance_type=..., instance_count=..., distribution=..., instance_groups=groups(MAX_INSTANCE_COUNT))
+    assert workload.compute.total_instances == MAX_INSTANCE_COUNT
 
 
 def test_a_huge_count_with_a_cost_ceiling_and_a_schedule_is_refused_at_once(rejects) -> None:
@@ -289,7 +291,7 @@ def test_a_huge_count_with_a_cost_ceiling_and_a_schedule_is_refused_at_once(reje
 
 
 def test_a_definition_too_large_alone_is_measured_at_the_template_limit() -> None:
-    fits = "x" * (MAX_TEMPLATE_BYTES - PER_SHARD_BYTES - PER_WORKLOAD_OVERHEAD_BYTES - 2)  # 2: the JSON quotes
+    fits = "x" * (MAX_TEMPLATE_BYTES - shard_template_bytes([""]))  # the shard's own bytes measured, not restated
     assert shard_template_bytes([fits]) == MAX_TEMPLATE_BYTES
     assert too_large_alone(fits) is None
     assert too_large_alone(fits + "x") == MAX_TEMPLATE_BYTES + 1
