@@ -84,6 +84,8 @@ NOT_BACKED_UP = "FSx takes no backups of a file system linked to S3"
     ({**PERSISTENT_2, "automatic_backup_retention_days": 7}, False),                        # linked to nothing
     ({"deployment_type": "PERSISTENT_1", "storage_capacity_gib": 2400, "per_unit_storage_throughput": 200,
       "automatic_backup_retention_days": 1}, True),                                         # whole-bucket ImportPath
+    ({"deployment_type": "PERSISTENT_1", "storage_capacity_gib": 2400, "per_unit_storage_throughput": 200,
+      "automatic_backup_retention_days": 0}, False),                                        # its backups off
 ])
 def test_a_file_system_linked_to_s3_takes_no_backups(fsx: dict, refused: bool) -> None:
     """FSx for Lustre user guide, "Using data repositories": "File system backups aren't supported on file systems

@@ -184,5 +184,8 @@ def test_a_schedule_counts_in_its_shards_size_estimate(make, envs) -> None:
     # two workloads in one shard, 1,000 bytes under the limit without the schedule (each fits a shard alone)
     definitions = {"demo": "x" * 381_998, "other": "y" * 381_998}
     assert layout_problems(small, definitions) == []
+    assert layout_problems(small, definitions, {"demo": 1000}) == []  # exactly at the limit
+    (problem,) = layout_problems(small, definitions, {"demo": 1001})  # one byte past it
+    assert problem.field == "dev.workload_shards"
     (problem,) = layout_problems(small, definitions, {"demo": 3102})
     assert problem.field == "dev.workload_shards"
