@@ -315,6 +315,14 @@ def test_bad_options_are_one_line_before_anything_starts(cli, option: list[str])
                                   "(finite numbers)")
 
 
+@pytest.mark.parametrize("option", [["--timeout", "0.01"], ["--interval", "0"], ["--metrics-wait", "0"]])
+def test_options_at_their_boundary_pass_the_option_check(cli, option: list[str]) -> None:
+    """Just inside what the refusals above stop just past: the command gets on to the environment (unknown here,
+    so nothing starts)."""
+    result = cli("smoke", "--env", "nowhere", *option)
+    assert result.code == 1 and result.err.strip().startswith("unknown environment 'nowhere'"), result.err
+
+
 def test_an_unknown_environment_is_one_line(cli) -> None:
     result = cli("smoke", "--env", "nowhere")
     assert result.code == 1 and result.err.strip() == "unknown environment 'nowhere'; cdk.json declares dev, prod"

@@ -13,7 +13,7 @@ from tests.cli.conftest import WORKLOAD, executions, run_directly, sagemaker, wa
 from tests.compiler.state_machine.harness import expected_request
 from tests.compiler.state_machine.sagemaker_sync import installed
 from tests.project import loaded
-from trainctl import runs
+from trainctl import run_lookup, runs
 
 
 def policy() -> OverridePolicy:
@@ -139,7 +139,14 @@ def test_intervals_from_0_to_an_hour_are_taken(seconds: float) -> None:
     runs._check_interval(argparse.Namespace(interval=seconds))  # the boundary the refusals above stop just past
 
 
+@pytest.mark.parametrize("name", ["x", "x" * 80, "caf\u00e9-run_1.2"])
+def test_execution_names_of_1_to_80_characters_are_taken(name: str) -> None:
+    """Step Functions StartExecution: a name of 1 to 80 characters; the refusals above are just past each end."""
+    run_lookup.check_execution_name(name)
+
+
 def test_a_value_nested_100_levels_is_read_and_left_to_the_policy() -> None:
     assert runs.parse_value("[" * 100 + "]" * 100, "structure") == json.loads("[" * 100 + "]" * 100)
+    assert runs.parse_value('{"a":' * 100 + "1" + "}" * 100, "structure") == json.loads('{"a":' * 100 + "1" + "}" * 100)
     assert runs.parse_value("null", "any") is None
     assert runs.parse_value("not json", "integer") == "not json"
