@@ -533,6 +533,12 @@ def test_an_image_from_another_region_is_refused_naming_the_fix(make, envs):
                                   image_uri="246618743249.dkr.ecr.us-west-2.amazonaws.com/sagemaker-xgboost:1.7-1"),
                              envs["dev"])
     assert "image_uri" in problems and f"give the image's {envs['dev'].region} URI" in problems, problems
+    # the same image in the environment's own region has no region problem (its tag from another account still
+    # asks for a digest, another rule)
+    image = f"246618743249.dkr.ecr.{envs['dev'].region}.amazonaws.com/sagemaker-xgboost:1.7-1"
+    same = _env_problems(make(framework=..., framework_version=..., py_version=..., distribution=..., image_uri=image),
+                         envs["dev"])
+    assert "give the image's" not in same and "own region" not in same, same
 
 
 # --- SMP without a launcher: the fix offered is one the framework has ----------------------------------------------
