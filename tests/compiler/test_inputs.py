@@ -60,11 +60,16 @@ def test_one_location_is_the_channel_fit_names_training(location: str, code_dir:
     assert ours["InputDataConfig"][0]["ChannelName"] == "training"
 
 
-@pytest.mark.parametrize("location", ["/abs/path", "file:///data", ""])
-def test_one_location_that_is_no_s3_location_is_refused_at_inputs(location: str, code_dir: Path) -> None:
+@pytest.mark.parametrize(("location", "fix"), [
+    ("/abs/path", "write it without a leading '/'"),
+    ("file:///data", "upload the data to the environment's data bucket and give its key prefix"),
+    ("", "must be an s3:// URI or a key prefix in the environment's data bucket"),
+])
+def test_one_location_that_is_no_s3_location_is_refused_at_inputs(location: str, fix: str, code_dir: Path) -> None:
     with pytest.raises(SpecError) as refused:
         accepted(SPEC | {"inputs": location}, DEV, code_dir)
     assert [p.field for p in refused.value.problems] == ["inputs"], str(refused.value)
+    assert fix in str(refused.value)
 
 
 def test_a_key_prefix_with_training_input_arguments_is_one_channel_too(code_dir: Path) -> None:
