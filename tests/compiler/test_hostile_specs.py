@@ -3,9 +3,11 @@ compiler/spec/loading.py, the tags reader in compiler/spec/values.py), each at i
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,6 +29,23 @@ MAX_NUMBER_CHARS = 100  # a number literal; Python itself refuses ints of more t
 MAX_SPEC_BYTES = 256 * 1024  # "is larger than 256 KiB"
 MAX_INSTANCE_COUNT = 2**15  # 32,768: a /16 VPC (the largest), its training subnet half of it
 MAX_TEMPLATE_BYTES = 800_000  # the platform's shard limit, kept below CloudFormation's 1 MB template body
+
+
+@contextlib.contextmanager
+def _fails_if_it_hangs(what: str, seconds: int = 20) -> Iterator[None]:
+    """A regression here would hang the suite (a read that waits forever, a loop over 2**63 counts): fail instead.
+    20 s is far above what the refusal takes (milliseconds), even on a loaded machine."""
+
+    def hung(*_: object) -> None:
+        pytest.fail(f"{what} did not finish in {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _refused(text: str) -> str:
@@ -199,19 +218,9 @@ def _both_refuse(root: Path, name: str, message: str) -> None:
 
 def test_a_pipe_named_like_a_spec_is_refused_unread(workloads_dir: Path) -> None:
     os.mkfifo(workloads_dir / "pipe.yaml")
-
-    def hung(*_: object) -> None:
-        pytest.fail("opening the pipe waited for a writer")
-
-    # opening a pipe with no writer waits forever: a hang here fails instead of stalling the suite
-    previous = signal.signal(signal.SIGALRM, hung)
-    signal.alarm(20)
-    try:
+    with _fails_if_it_hangs("opening the pipe (it waits for a writer)"):
         _both_refuse(workloads_dir.parent, "pipe", "workloads/pipe.yaml: is a pipe, not a YAML file; workload specs "
                      "are files named *.yaml or *.yml (move it out of the way or rename it)")
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def test_a_folder_named_like_a_spec_is_refused(workloads_dir: Path) -> None:
@@ -223,9 +232,10 @@ def test_a_folder_named_like_a_spec_is_refused(workloads_dir: Path) -> None:
 @pytest.mark.parametrize("target", ["/etc/passwd", "/dev/zero"])
 def test_a_link_out_of_the_project_is_refused_unread(workloads_dir: Path, target: str) -> None:
     (workloads_dir / "outside.yaml").symlink_to(target)
-    _both_refuse(workloads_dir.parent, "outside", f"workloads/outside.yaml: is a link to {target}, outside the "
-                 "project: a spec's paths are relative to it and must stay in the repository; put the spec itself in "
-                 "workloads/")
+    with _fails_if_it_hangs(f"reading {target}"):  # /dev/zero reads forever
+        _both_refuse(workloads_dir.parent, "outside", f"workloads/outside.yaml: is a link to {target}, outside the "
+                     "project: a spec's paths are relative to it and must stay in the repository; put the spec itself "
+                     "in workloads/")
 
 
 def test_a_link_inside_the_project_is_read_from_its_target(workloads_dir: Path) -> None:
@@ -282,9 +292,10 @@ def test_a_group_count_is_bounded_alike(rejects, make) -> None:
 
 def test_a_huge_count_with_a_cost_ceiling_and_a_schedule_is_refused_at_once(rejects) -> None:
     # the cost ceiling's budgets are per count a run may ask for: 2**63 of them never finished
-    rejects("instance_count", "must be from 1 to", instance_count=2**63, max_run_cost_usd=5000,
-            schedule={"expression": "rate(1 day)", "input": {}}, instance_type="ml.g5.2xlarge",
-            distribution=...)
+    with _fails_if_it_hangs("checking 2**63 instance counts"):
+        rejects("instance_count", "must be from 1 to", instance_count=2**63, max_run_cost_usd=5000,
+                schedule={"expression": "rate(1 day)", "input": {}}, instance_type="ml.g5.2xlarge",
+                distribution=...)
 
 
 # --- a workload too large for any stack ----------------------------------------------------------------------
