@@ -25,7 +25,7 @@ from trainctl.cli import main
 from trainctl.review.assembly import Assembly, read_assembly
 from trainctl.review.findings import blocked_exports, losses
 from trainctl.review.report import permission_changes, render, workload_changes
-from trainctl.review.template_diff import template_diffs
+from trainctl.review.template_diff import ValueChange, template_diffs
 
 pytestmark = pytest.mark.synth
 PACKAGES = ("compiler", "stacks", "platform_constructs", "training")
@@ -382,3 +382,16 @@ def test_a_custom_resource_whose_values_change_inside_an_intrinsic_is_changed_wi
     (row,) = [x for x in report.splitlines() if x.startswith("| Storage | Copy |")]
     assert "| changed |" in row and "NO_CHANGE" not in row
     assert "ddf936d7" in row and "36e232f2" in row
+
+
+def test_a_changed_value_is_shown_whole_up_to_80_characters_then_by_the_part_that_differs() -> None:
+    """A value of up to 80 characters is shown whole; a longer one by the part that differs with 12 characters
+    around it; where that part is itself longer than 80 (a definition, a policy), by the property name alone."""
+    same = "a" * 79
+    assert ValueChange("P", same + "1", same + "2", "no").text() == f"P: {same}1 -> {same}2"  # 80: whole
+    assert ValueChange("P", same + "a1", same + "a2", "no").text() == "P: …aaaaaaaaaaaa1 -> …aaaaaaaaaaaa2"  # 81
+    tail = "a" * 30
+    assert ValueChange("P", "x" * 67 + tail, "y" * 67 + tail, "no").text() == (  # the part: 67 + 12 + "…" = 80
+        f"P: {'x' * 67}{'a' * 12}… -> {'y' * 67}{'a' * 12}…")
+    assert ValueChange("P", "x" * 68 + tail, "y" * 68 + tail, "no").text() == "P"  # the part: 81
+    assert ValueChange("P", None, {"a": 1}, "no").text() == 'P: none -> {"a":1}'
