@@ -249,6 +249,19 @@ def test_a_link_inside_the_project_is_read_from_its_target(workloads_dir: Path) 
     assert compile_one(Project(root), "linked", "dev").request["TrainingJobName"].startswith("linked-")
 
 
+def test_a_project_under_a_linked_folder_keeps_its_spec_paths_as_written(tmp_path: Path) -> None:
+    """Only a spec that is itself a link is read from its target: a project reached through a linked folder (a home
+    directory on another disk) reads its specs at the paths given, as before links were followed."""
+    (tmp_path / "disk").mkdir()
+    real = project_copy(tmp_path / "disk")  # tmp_path/disk/project
+    (tmp_path / "home").symlink_to(tmp_path / "disk")
+    root = tmp_path / "home" / "project"
+    spec = read_spec_file(root / "workloads" / "gpt-smddp.yaml", Project(root))
+    assert (spec.path, spec.source) == (root / "workloads" / "gpt-smddp.yaml", "workloads/gpt-smddp.yaml")
+    assert spec.path != real / "workloads" / "gpt-smddp.yaml"  # not resolved through the link
+    assert compile_one(Project(root), "gpt-smddp", "dev").request["TrainingJobName"].startswith("gpt-smddp-")
+
+
 def test_a_huge_file_is_refused_after_reading_one_byte_past_the_limit(workloads_dir: Path) -> None:
     with open(workloads_dir / "huge.yaml", "wb") as handle:  # sparse: 64 GiB on no disk
         handle.truncate(64 * 2**30)
