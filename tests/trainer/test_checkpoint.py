@@ -166,7 +166,7 @@ def test_one_process_writes_in_the_background(tmp_path: Path):
         assert previous is None and saver.pending is not None and saver.pending.blocking_seconds < 3
         assert checkpoint.is_complete(path) is None  # written in the background, not marked yet
         saved = saver.finish()
-    assert saved is not None and saved.step == 2 and saved.background_seconds >= 4
+    assert saved is not None and saved.step == 2 and saved.background_seconds >= 3.5  # most of the slowed write
     assert checkpoint.is_complete(path) is not None
     assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), _restored(tmp_path, 2).values(),
                                                  strict=True))
