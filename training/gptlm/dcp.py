@@ -63,6 +63,11 @@ class _Writer(dist_cp.FileSystemWriter):
         return super().write_data(plan, planner)
 
 
+def _keeps_staged_copy() -> bool:
+    """Whether a run keeps one writer and its pinned staged copy: on a GPU, with a PyTorch that offers it."""
+    return _CAN_CACHE and torch.cuda.is_available()
+
+
 def _state_shape(state: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
     """Each tensor's path, dtype and shape: a staged copy fits the next state only if these are the same."""
     if isinstance(state, Mapping):
@@ -132,7 +137,7 @@ class Saver:
 
     def _writer_for(self, path: Path, step: int, state: Mapping) -> _Writer:
         """The kept writer (its staged copy fits this state), or a new one; only a GPU run keeps one."""
-        if not (_CAN_CACHE and torch.cuda.is_available()):
+        if not _keeps_staged_copy():
             return _Writer(path, step)
         shape = list(_state_shape(state))
         if self.writer is None or shape != self.shape:
