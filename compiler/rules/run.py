@@ -103,7 +103,9 @@ def channels_fit(w: Workload, f: Findings) -> None:
     mode = w.input_mode
     for channel in w.inputs:
         if channel.kind == "fsx" and mode != "File":
-            f.problem("input_mode", f"channel {channel.name} is on FSx, which SageMaker reads in File mode only")
+            f.problem("input_mode", f"channel {channel.name} is on FSx, which SageMaker reads in File mode only "
+                      "(Pipe and FastFile stream from S3); leave input_mode out (File), or give the streamed channels "
+                      "their own input_mode")
         if channel.kind == "s3" and channel.instance_groups:
             known = {g.name for g in w.compute.instance_groups}
             for group in channel.instance_groups:

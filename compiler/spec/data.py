@@ -100,7 +100,9 @@ def _access_config(c: Reader, key: str, shape: str) -> Mapping[str, Any] | None:
 
 
 def _fsx_channel(c: Reader, name: str, raw: Mapping[str, Any]) -> FsxChannel | None:
-    c.unknown_keys(_FS_KEYS)
+    c.unknown_keys(_FS_KEYS, hint="; an FSx channel takes FileSystemInput's arguments (directory_path, "
+                   "file_system_access_mode, content_type) and is read in File mode; input_mode and the other "
+                   "TrainingInput arguments are for S3 channels")
     if c.has("file_system_id"):
         c.problem("file_system_id", "the platform fills in the environment's file system; remove file_system_id")
     kind = c.string("file_system_type", default="FSxLustre")

@@ -2,7 +2,9 @@
 
 Hyperparameters keep their JSON types (the compiler encodes them as the estimator does). Names must be usable in
 the state machine, which addresses each one in JSONPath to apply a run's overrides, so quotes, brackets and `$`
-are refused; names the SDK sets itself (`sagemaker_*`) are refused rather than silently overwritten.
+are refused; `sagemaker_*` names are refused: the estimator overwrites the ones it sets, and the training toolkit
+(sagemaker-training-toolkit's environment.py) takes every one as its own setting, out of the script's arguments and
+SM_HP_* variables.
 """
 
 from __future__ import annotations
@@ -58,8 +60,10 @@ def read_hyperparameters(r: Reader, framework: str) -> dict[str, Any]:
                                     "(the state machine addresses each one by name to apply a run's overrides)")
             continue
         if str(name).startswith("sagemaker_"):
-            hyperparameters.problem(where, "names starting with sagemaker_ are set by the SDK itself (it would overwrite "
-                                    "yours); rename it")
+            hyperparameters.problem(where, "names starting with sagemaker_ are the SDK's and the training toolkit's own: "
+                                    "the estimator sets some itself (overwriting yours) and the toolkit keeps every one "
+                                    "out of your script's arguments; rename it (the code to run is entry_point and "
+                                    "source_dir)")
             continue
         if framework == "tensorflow" and name == "model_dir":
             hyperparameters.problem(where, "the TensorFlow estimator sets model_dir itself; use the model_dir argument")

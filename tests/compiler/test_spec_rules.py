@@ -328,8 +328,13 @@ def test_job_name_room_shrinks_with_more_relaunch_digits(rejects, make):
     rejects("base_job_name", "at most 47", base_job_name="a" * 48, capacity_retry={"max_attempts": 10})
 
 
-def test_reserved_hyperparameters(rejects):
-    rejects("hyperparameters.sagemaker_program", "set by the SDK", hyperparameters={"sagemaker_program": "x.py"})
+def test_reserved_hyperparameters(rejects, make):
+    rejects("hyperparameters.sagemaker_program", "sets some itself", "entry_point",
+            hyperparameters={"sagemaker_program": "x.py"})
+    # one the SDK does not set: the training toolkit still keeps it from the script (split by the sagemaker_ prefix)
+    rejects("hyperparameters.sagemaker_seed", "out of your script's arguments", hyperparameters={"sagemaker_seed": 1})
+    assert make(hyperparameters={"sagemaker": 1, "my_sagemaker_seed": 1}).hyperparameters == {
+        "sagemaker": 1, "my_sagemaker_seed": 1}
 
 
 def test_hyperparameter_value_length(make, envs):
@@ -437,8 +442,16 @@ def test_fsx_path_needs_a_path(rejects):
     rejects("inputs.train.directory_path", "mount name is added", inputs={"train": {"directory_path": "datasets"}})
 
 
-def test_fsx_channels_are_file_mode(rejects):
-    rejects("input_mode", "File mode only", input_mode="FastFile", inputs={"train": {"directory_path": "/d"}})
+def test_fsx_channels_are_file_mode(rejects, make):
+    rejects("input_mode", "File mode only", "leave input_mode out", input_mode="FastFile",
+            inputs={"train": {"directory_path": "/d"}})
+    make(input_mode="File", inputs={"train": {"directory_path": "/d"}})
+
+
+def test_fsx_channel_has_no_input_mode_of_its_own(rejects):
+    """FileSystemInput takes no input_mode (the SDK's constructor refuses it): the message says what it takes."""
+    rejects("inputs.train.input_mode", "FileSystemInput's arguments", "for S3 channels",
+            inputs={"train": {"directory_path": "/d", "input_mode": "File"}})
 
 
 def test_fsx_input_needs_an_environment_with_fsx(make, envs):
