@@ -235,6 +235,14 @@ STRATEGY_CASES = [
         py_version="py38", instance_type="ml.p3.16xlarge", instance_count=2,
         distribution={"smdistributed": {"dataparallel": {"enabled": True}}},
     ), warns=("instance_type",)),
+    # The SDK's "Use the SMDDP library with the SageMaker Python SDK" (doc/api/training/smd_data_parallel_use_sm_pysdk.rst):
+    # the TensorFlow estimator takes the same dataparallel switch as PyTorch's
+    Case("smdistributed dataparallel (TensorFlow 2.9, custom MPI options)", _spec(
+        "resnet-smddp", framework="tensorflow", framework_version="2.9", py_version="py39",
+        instance_type="ml.p4d.24xlarge", instance_count=2,
+        distribution={"smdistributed": {"dataparallel": {"enabled": True, "custom_mpi_options": "-x NCCL_DEBUG=INFO"}}},
+        hyperparameters={"epochs": 3, "batch_size": 64},
+    )),
 ]
 
 GENERIC_CASES = [
@@ -259,6 +267,12 @@ GENERIC_CASES = [
         "instance_type": "ml.p4d.24xlarge", "instance_count": 2, "distribution": TORCHRUN,
         "hyperparameters": {"epochs": 1},
     }, warns=("distribution",)),
+    # The estimator API reference: the generic Estimator's hyperparameters reach the container as str() of each value
+    Case("generic Estimator: null, nested nulls, exponent floats and an empty list as str()", {
+        "name": "generic-odd-values", "image_uri": OWN_IMAGE, "instance_type": "ml.c5.xlarge",
+        "hyperparameters": {"seed": None, "schedule": {"warmup": [1, {"decay": None}], "cosine": True}, "lr": 1e-05,
+                            "huge": 1.5e300, "steps": 100.0, "layers": []},
+    }),
     Case("generic Estimator: project-built image, no code", {
         "name": "generic-own", "image": {"repository": "gpt-trainer", "tag": "v1"}, "instance_type": "ml.g5.2xlarge",
     }),
@@ -512,6 +526,25 @@ FEATURE_CASES = [
     Case("input_mode FastFile for the job", _spec(
         "gpt-fastfile", **PYTORCH_2_3, instance_type="ml.g5.2xlarge", input_mode="FastFile",
         inputs={"train": "datasets/tokens/"},
+    )),
+    # AWS "Configure data input mode using the SageMaker Python SDK": the estimator's input_mode is each channel's
+    # default, a TrainingInput's own input_mode wins for its channel
+    Case("input_mode Pipe for the job, File and FastFile for single channels", _spec(
+        "gpt-mixed-modes", **PYTORCH_2_3, instance_type="ml.g5.2xlarge", input_mode="Pipe",
+        inputs={"stream": "datasets/tokens/", "files": {"s3_data": "datasets/vocab/", "input_mode": "File"},
+                "lazy": {"s3_data": "datasets/images/", "input_mode": "FastFile"}},
+    )),
+    # The SDK's "Run a SageMaker Distributed Model Parallel Training Job" parameters (doc/api/training/
+    # smd_model_parallel_general.rst): manual partitioning, cluster placement, the simple pipeline
+    Case("smdistributed modelparallel v1: manual partitions, cluster placement, simple pipeline", _spec(
+        "gpt-smp-v1-manual", framework="pytorch", framework_version="1.12.1", py_version="py38",
+        instance_type="ml.p3.16xlarge", instance_count=1,
+        distribution={"smdistributed": {"modelparallel": {"enabled": True, "parameters": {
+            "partitions": 2, "microbatches": 4, "auto_partition": False, "default_partition": 0,
+            "placement_strategy": "cluster", "pipeline": "simple", "optimize": "memory", "horovod": False,
+            "tensor_parallel_degree": 1}}},
+            "mpi": {"enabled": True, "processes_per_host": 8,
+                    "custom_mpi_options": "--mca btl_vader_single_copy_mechanism none"}},
     )),
     Case("instance type outside the old catalog: ml.c4.xlarge", _spec(
         "gpt-c4", **PYTORCH_2_3, instance_type="ml.c4.xlarge",
