@@ -91,7 +91,9 @@ REFUSED = {
                        "hyperparameters out instead",
     "recipe_overrides": "goes with training_recipe, which the platform does not take",
     "training_repository_credentials_provider_arn": "images come from ECR through the VPC endpoints; a private "
-                                                    "registry with a credentials Lambda is not part of the platform",
+                                                    "registry with a credentials Lambda is not part of the platform; "
+                                                    "remove it and push the image to the environment's ECR "
+                                                    "(image_uri, or image: to have the project build it)",
 }
 
 # SDK v1 names: the v2 SDK still renames them with a warning (or drops them); the spec wants the v2 spelling.

@@ -1226,6 +1226,9 @@ PLATFORM_OWNED = [
     ("compiler_config", {"compiler_config": {}}, "compiler_config", "Training Compiler"),
     ("training_recipe", {"training_recipe": "training/llama/hf_llama3_8b_seq8k_gpu_p5x16_pretrain"},
      "training_recipe", "entry point"),
+    ("training_repository_credentials_provider_arn",
+     {"training_repository_credentials_provider_arn": "arn:aws:lambda:us-east-1:111111111111:function:registry-auth"},
+     "training_repository_credentials_provider_arn", "push the image to the environment's ECR"),
 ]
 
 
