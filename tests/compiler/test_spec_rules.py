@@ -593,3 +593,19 @@ def test_too_many_tags_name_how_many_may_stay(rejects, make):
     """SageMaker takes 50 tags (botocore's TagList); the platform adds its workload, environment and execution tags."""
     make(tags={f"k{i}": "v" for i in range(47)})
     rejects("tags", "keep at most 47", tags={f"k{i}": "v" for i in range(48)})
+
+
+def test_training_groups_name_the_strategies_their_estimator_launches(rejects, make):
+    """distribution.instance_groups with no strategy that launches on them: the fix lists the estimator's launchers."""
+    groups = [{"instance_group_name": "gpu", "instance_type": "ml.p4d.24xlarge", "instance_count": 2},
+              {"instance_group_name": "cpu", "instance_type": "ml.c5.9xlarge", "instance_count": 1}]
+    tensorflow = {"framework": "tensorflow", "framework_version": "2.14", "py_version": "py310"}
+    text = rejects("distribution.instance_groups", "enable mpi or smdistributed dataparallel", **tensorflow,
+                   instance_type=..., instance_count=..., instance_groups=groups,
+                   distribution={"parameter_server": {"enabled": True}, "instance_groups": ["gpu"]})
+    assert "torch_distributed" not in text
+    rejects("distribution.instance_groups", "enable torch_distributed, pytorchddp, mpi or smdistributed dataparallel",
+            instance_type=..., instance_count=..., instance_groups=groups,
+            distribution={"torch_distributed": {"enabled": False}, "instance_groups": ["gpu"]})
+    make(instance_type=..., instance_count=..., instance_groups=groups,
+         distribution={"torch_distributed": {"enabled": True}, "instance_groups": ["gpu"]})

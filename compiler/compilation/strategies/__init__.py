@@ -205,6 +205,12 @@ def _check_trainium(job: Job, written: Mapping[str, Any], report: Report) -> Non
             report("distribution", f"{instance_type} (Trainium) supports only torch_distributed, not {', '.join(others)}")
 
 
+# The strategies each estimator launches on the training instance groups (the rest refuse them, as above).
+_TORCH_GROUP_LAUNCHERS = "torch_distributed, pytorchddp, mpi or smdistributed dataparallel"
+_GROUP_LAUNCHERS = {"pytorch": _TORCH_GROUP_LAUNCHERS, "huggingface": _TORCH_GROUP_LAUNCHERS,
+                    "tensorflow": "mpi or smdistributed dataparallel"}
+
+
 def _check_groups_need_strategy(workload: Workload, job: Job, report: Report) -> None:
     """`_distribution_configuration`: instance groups need mpi or SMDDP on the generic path."""
     if not job.distribution.get(INSTANCE_GROUPS_KEY):
@@ -216,8 +222,9 @@ def _check_groups_need_strategy(workload: Workload, job: Job, report: Report) ->
         return
     smddp = enabled((d.get("smdistributed") or {}).get("dataparallel"))
     if not (enabled(d.get("mpi")) or smddp):
+        launchers = _GROUP_LAUNCHERS.get(workload.framework or "", "mpi or smdistributed dataparallel")
         report(f"distribution.{INSTANCE_GROUPS_KEY}", "training instance groups need an enabled strategy that uses "
-               "them (mpi or smdistributed dataparallel), as the SDK requires")
+               f"them, as the SDK requires: enable {launchers} for them")
 
 
 def _check_ignored_mpi(workload: Workload, report: Report) -> None:
