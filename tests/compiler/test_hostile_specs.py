@@ -48,6 +48,15 @@ def _fails_if_it_hangs(what: str, seconds: int = 20) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
+def _refusals(root: Path, name: str, env: str) -> tuple[list[str], list[str]]:
+    """The lines validate and synth (compile_project) and render of `name` in `env` (compile_one) refuse with."""
+    with pytest.raises(SpecError) as whole:
+        compile_project(Project(root))
+    with pytest.raises(SpecError) as one:
+        compile_one(Project(root), name, env)
+    return str(whole.value).splitlines(), str(one.value).splitlines()
+
+
 def _refused(text: str) -> str:
     with pytest.raises(SpecYamlError) as info:
         load_spec_text(text)
@@ -161,12 +170,9 @@ def test_render_refuses_a_schedule_environment_as_validate_does(tmp_path: Path, 
         spec["environments"] = environments
     (root / "workloads" / "gpt-smddp.yaml").write_text(yaml.safe_dump(spec))
     message = f"workloads/gpt-smddp.yaml: schedule.environments: {expected}"
-    with pytest.raises(SpecError) as whole:
-        compile_project(Project(root))
-    with pytest.raises(SpecError) as one:
-        compile_one(Project(root), "gpt-smddp", "dev")
-    assert message in str(whole.value).splitlines()
-    assert message in str(one.value).splitlines()
+    whole, one = _refusals(root, "gpt-smddp", "dev")
+    assert message in whole
+    assert message in one
 
 
 def test_render_takes_a_schedule_in_an_environment_the_workload_deploys_to(tmp_path: Path) -> None:
@@ -208,12 +214,9 @@ def workloads_dir(tmp_path: Path) -> Path:
 
 def _both_refuse(root: Path, name: str, message: str) -> None:
     """validate/synth (compile_project) and render (compile_one) give the same one line."""
-    with pytest.raises(SpecError) as whole:
-        compile_project(Project(root))
-    with pytest.raises(SpecError) as one:
-        compile_one(Project(root), name, "dev")
-    assert message in str(whole.value).splitlines()
-    assert str(one.value) == message
+    whole, one = _refusals(root, name, "dev")
+    assert message in whole
+    assert one == [message]
 
 
 def test_a_pipe_named_like_a_spec_is_refused_unread(workloads_dir: Path) -> None:
@@ -335,12 +338,8 @@ def _many_counts(root: Path, max_instance_count: int) -> None:
 def test_a_workload_no_stack_can_hold_names_its_own_cause_not_workload_shards(tmp_path: Path) -> None:
     root = project_copy(tmp_path)
     _many_counts(root, 8000)
-    with pytest.raises(SpecError) as whole:
-        compile_project(Project(root))
-    with pytest.raises(SpecError) as one:
-        compile_one(Project(root), "many-counts", "dev")
-    lines = str(whole.value).splitlines()
-    assert lines == str(one.value).splitlines()  # validate, synth and render: the same one line
+    lines, one = _refusals(root, "many-counts", "dev")
+    assert lines == one  # validate, synth and render: the same one line
     assert len(lines) == 1 and "workload_shards above" not in lines[0]
     assert lines[0].startswith("workloads/many-counts.yaml: max_instance_count: its stack in dev would take about ")
     assert lines[0].endswith("so no workload_shards setting can hold it; its state machine checks the cost ceiling "
@@ -365,12 +364,9 @@ def test_an_empty_merged_override_is_refused_not_a_wipe_of_the_base(tmp_path: Pa
     (root / "workloads" / "gpt-smddp.yaml").write_text(yaml.safe_dump(spec))
     message = (f"workloads/gpt-smddp.yaml: environments.dev.{key}: is empty, which would drop every one of the base's "
                f"{key} in dev; name the entries that differ, or leave {key} out to keep the base's")
-    with pytest.raises(SpecError) as whole:
-        compile_project(Project(root))
-    with pytest.raises(SpecError) as one:
-        compile_one(Project(root), "gpt-smddp", "prod")
-    assert message in str(whole.value).splitlines()
-    assert message in str(one.value).splitlines()
+    whole, one = _refusals(root, "gpt-smddp", "prod")
+    assert message in whole
+    assert message in one
 
 
 def test_an_empty_mapping_override_keeps_the_base(tmp_path: Path) -> None:
