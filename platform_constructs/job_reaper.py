@@ -48,6 +48,7 @@ from compiler.compilation.request import TAG_ENVIRONMENT
 from compiler.state_machine import reaper
 from compiler.state_machine.machine import state_machine_name
 from platform_constructs.nag import acknowledge, acknowledge_required_wildcards
+from platform_constructs.trust import state_machine_principal
 
 # "EventBridge (CloudWatch Events) for Step Functions execution status changes" and the EventBridge events reference
 # for Step Functions: the event's source and detail-type, and the statuses its detail.status takes.
@@ -191,10 +192,7 @@ class JobReaper(Construct):
         stack = cdk.Stack.of(self)
         role = iam.Role(
             self, "Role", description=f"The job reaper of {self.environment}: stops the environment's training jobs",
-            assumed_by=iam.ServicePrincipal("states.amazonaws.com", conditions={
-                "StringEquals": {"aws:SourceAccount": stack.account},
-                "ArnEquals": {"aws:SourceArn": self.state_machine_arn},
-            }),
+            assumed_by=state_machine_principal(stack, self.state_machine_arn),
             managed_policies=list(managed_policies),
         )
         jobs = stack.format_arn(service="sagemaker", resource="training-job", resource_name="*")

@@ -39,6 +39,7 @@ from compiler.pipeline import CompiledWorkload
 from platform_constructs.nag import acknowledge_required_wildcards
 from platform_constructs.network import TrainingNetwork
 from platform_constructs.source_bundle import SourceBundle
+from platform_constructs.trust import state_machine_principal
 
 READ_JOB_METRICS_REASON = (
     "cloudwatch:GetMetricData has no resource-level permissions and no condition key that names a namespace or a "
@@ -228,10 +229,7 @@ class TrainingWorkload(Construct):
         stack = cdk.Stack.of(self)
         role = iam.Role(
             self, "StateMachineRole", description=f"Runs training jobs of {self.workload.name} only",
-            assumed_by=iam.ServicePrincipal("states.amazonaws.com", conditions={
-                "StringEquals": {"aws:SourceAccount": stack.account},
-                "ArnEquals": {"aws:SourceArn": self.state_machine_arn},
-            }),
+            assumed_by=state_machine_principal(stack, self.state_machine_arn),
             managed_policies=list(platform.shared_state_machine_policies),
         )
         policy = iam.Policy(self, "StateMachinePolicy", roles=[role], statements=[
