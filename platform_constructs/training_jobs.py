@@ -3,14 +3,16 @@ to one workload, and the log group SageMaker writes to.
 
 Why each statement exists (SageMaker developer guide, "CreateTrainingJob API: execution role permissions" and "Give
 SageMaker training jobs access to resources in your VPC"): log in to ECR, create and clean up the job's network
-interfaces in the training subnet, describe the network, write logs and metrics. Statements with a wildcard AWS
-requires each sit in a managed policy of their own, so each cdk-nag acknowledgment covers exactly that statement.
+interfaces in the training subnet, describe the network, list log streams, write metrics. Statements with a
+wildcard AWS requires each sit in a managed policy of their own, so each cdk-nag acknowledgment covers exactly that
+statement. Writing log streams is not here: each workload's role may write only its own jobs' streams
+(`platform_constructs/workload.py`), which the stall watchdog reads as the job's own word on its progress.
 
 The log group `/aws/sagemaker/TrainingJobs` (one per account and region, named by SageMaker) is SageMaker's, not the
 stack's: SageMaker creates it on an account's first training job, so CloudFormation must never own it (a stack that
 did would fail in any account that has trained before, and delete every team's logs when it went). `ServiceLogGroup`
 creates it when missing and applies the environment's key and retention, and leaves it in place on delete; the roles
-may write streams but not create groups.
+may write their jobs' streams but not create groups.
 """
 
 from __future__ import annotations
@@ -44,9 +46,18 @@ REASONS = {
                            "the training subnet only, each workload's execution role its own job security group.",
     "ManageJobInterfaces": "Network interface IDs are created per job; the ec2:Vpc condition limits these actions to "
                            "interfaces in the training VPC.",
-    "WriteTrainingLogs": "SageMaker names log streams after each job at run time; the statement covers the streams "
-                         "of the /aws/sagemaker/TrainingJobs log group only (no other group, no group creation).",
+    "ListTrainingLogs": "logs:DescribeLogStreams authorizes against the log group only (Service Authorization "
+                        "Reference, CloudWatch Logs): the /aws/sagemaker/TrainingJobs group in both of the forms IAM "
+                        "names a group by, nothing wider; writing is each workload's own (its jobs' streams).",
 }
+
+
+def training_log_group_arns(stack: cdk.Stack) -> list[str]:
+    """/aws/sagemaker/TrainingJobs as IAM names a log group: `log-group:NAME` and, for most actions, `log-group:NAME:*`
+    (CloudWatch Logs user guide, "Overview of managing access permissions")."""
+    return [stack.format_arn(service="logs", resource="log-group", resource_name=name,
+                             arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME)
+            for name in (TRAINING_LOG_GROUP, f"{TRAINING_LOG_GROUP}:*")]
 
 
 class TrainingJobsAccess(Construct):
@@ -88,13 +99,8 @@ class TrainingJobsAccess(Construct):
                          "ec2:DeleteNetworkInterfacePermission"],
                 conditions={"ArnEquals": {"ec2:Vpc": stack.format_arn(service="ec2", resource="vpc",
                                                                       resource_name=vpc.vpc_id)}}),
-            "WriteTrainingLogs": iam.PolicyStatement(
-                sid="WriteTrainingLogs", actions=["logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
-                resources=[stack.format_arn(service="logs", resource="log-group", resource_name=TRAINING_LOG_GROUP,
-                                            arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME),
-                           stack.format_arn(service="logs", resource="log-group",
-                                            resource_name=f"{TRAINING_LOG_GROUP}:log-stream:*",
-                                            arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME)]),
+            "ListTrainingLogs": iam.PolicyStatement(
+                sid="ListTrainingLogs", actions=["logs:DescribeLogStreams"], resources=training_log_group_arns(stack)),
         }
         self.policies: list[iam.ManagedPolicy] = []
         for sid, statement in statements.items():

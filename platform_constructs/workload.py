@@ -34,27 +34,41 @@ from compiler.compilation.describe import METADATA_KEY
 from compiler.compilation.images import ecr_repository_arn
 from compiler.facts import run_metrics
 from compiler.facts.placeholders import EXECUTION_ROLE_ARN, RUN_ID_LENGTH, TRAINING_SECURITY_GROUP_ID
+from compiler.inputs.environments import TRAINING_LOG_GROUP
 from compiler.inputs.model import ProjectImage, S3Channel
 from compiler.pipeline import CompiledWorkload
 from platform_constructs.nag import acknowledge_required_wildcards
 from platform_constructs.network import TrainingNetwork
 from platform_constructs.source_bundle import SourceBundle
+from platform_constructs.training_jobs import training_log_group_arns
 from platform_constructs.trust import state_machine_principal
 
-READ_JOB_METRICS_REASON = (
-    "cloudwatch:GetMetricData has no resource-level permissions and no condition key that names a namespace or a "
-    "metric (Service Authorization Reference, Amazon CloudWatch): AWS requires Resource '*'. Only a workload with a "
-    "stall_watchdog gets it, to read its own jobs' progress metric; reading metrics discloses no data beyond them.")
+OWN_LOG_STREAMS_REASON = (
+    "SageMaker names each job's log streams `<job name>/algo-<n>-<epoch>` at run time; the pattern is this workload's "
+    "job names exactly (`?` one character each: no other workload's name matches) followed by the host's part.")
+READ_JOB_LOGS_REASON = (
+    "logs:FilterLogEvents authorizes against the log group only (Service Authorization Reference, CloudWatch Logs): "
+    "the /aws/sagemaker/TrainingJobs group in the two forms IAM names a group by. Only a workload with a "
+    "stall_watchdog gets it; its definition asks for its own jobs' streams (the job name as the stream prefix).")
+
+
+def job_names(base_job_name: str, relaunches: int) -> list[str]:
+    """IAM patterns that match exactly this workload's job names, `<base>-<12 hex>-<attempt>`.
+
+    `?` matches one character, so another workload's longer or shorter base name never matches.
+    """
+    return [f"{base_job_name}-{'?' * RUN_ID_LENGTH}-{'?' * digits}" for digits in range(1, len(str(relaunches)) + 1)]
 
 
 def job_name_patterns(base_job_name: str, relaunches: int) -> list[str]:
-    """Training-job ARN suffixes that match exactly this workload's job names, `<base>-<12 hex>-<attempt>`.
+    """Training-job ARN suffixes of this workload's jobs (SageMaker writes job ARNs in lowercase)."""
+    return [f"training-job/{name}" for name in job_names(base_job_name.lower(), relaunches)]
 
-    `?` matches one character, so another workload's longer or shorter base name never matches. SageMaker writes
-    job ARNs in lowercase, hence the lowercase base.
-    """
-    base = base_job_name.lower()
-    return [f"training-job/{base}-{'?' * RUN_ID_LENGTH}-{'?' * digits}" for digits in range(1, len(str(relaunches)) + 1)]
+
+def log_stream_patterns(base_job_name: str, relaunches: int) -> list[str]:
+    """Resource names (after `log-group:`) of this workload's jobs' streams in /aws/sagemaker/TrainingJobs:
+    `<job name>/algo-<n>-<epoch>`, the job name as the request gave it."""
+    return [f"{TRAINING_LOG_GROUP}:log-stream:{name}/*" for name in job_names(base_job_name, relaunches)]
 
 
 @dataclass(frozen=True)
@@ -175,6 +189,11 @@ class TrainingWorkload(Construct):
                 statements.append(iam.PolicyStatement(
                     sid="ListCode", actions=["s3:ListBucket"], resources=[source.asset.bucket.bucket_arn],
                     conditions={"StringEquals": {"s3:prefix": source.object_key}}))
+        statements.append(iam.PolicyStatement(
+            sid="WriteOwnLogStreams", actions=["logs:CreateLogStream", "logs:PutLogEvents"],
+            resources=[cdk.Stack.of(self).format_arn(service="logs", resource="log-group", resource_name=name,
+                                                     arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME)
+                       for name in log_stream_patterns(w.base_job_name, w.max_relaunches)]))
         statements += self._secret_statements()
         keys = sorted({k for k in (w.output_kms_key, w.compute.volume_kms_key) if k})
         if keys:
@@ -222,6 +241,7 @@ class TrainingWorkload(Construct):
                            f"workload's own prefix {self.workload.name}/ of the output bucket.",
             "SyncCheckpoints": f"SageMaker syncs checkpoint files named by the training script under per-run prefixes; "
                                f"limited to the workload's own prefix {self.workload.name}/ of the checkpoint bucket.",
+            "WriteOwnLogStreams": OWN_LOG_STREAMS_REASON,
         })
         return role
 
@@ -242,10 +262,11 @@ class TrainingWorkload(Construct):
             *self._own_executions_statement(),
         ])
         if self.workload.stall_watchdog is not None:
-            # The stall watchdog asks CloudWatch for its job's progress metric (compiler/state_machine/watchdog.py).
-            policy.add_statements(iam.PolicyStatement(sid="ReadJobMetrics", actions=["cloudwatch:GetMetricData"],
-                                                      resources=["*"]))
-            acknowledge_required_wildcards(policy, {"ReadJobMetrics": READ_JOB_METRICS_REASON})
+            # The stall watchdog looks for its job's progress lines in the job's streams
+            # (compiler/state_machine/watchdog.py).
+            policy.add_statements(iam.PolicyStatement(sid="ReadJobLogs", actions=["logs:FilterLogEvents"],
+                                                      resources=training_log_group_arns(stack)))
+            acknowledge_required_wildcards(policy, {"ReadJobLogs": READ_JOB_LOGS_REASON})
         return role
 
     def _own_executions_statement(self) -> list[iam.PolicyStatement]:

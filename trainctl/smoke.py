@@ -24,6 +24,9 @@ host, read back with the reader `trainctl logs` uses):
 | metrics | CloudWatch has the metric `smoke:passed` of every host of the last job (SageMaker publishes metric_definitions) |
 | logs | CloudWatch Logs gave lines of every host of every job |
 | notification | the execution's publish to the runs topic succeeded |
+| watchdog | the stall watchdog's FilterLogEvents question was accepted and found a job's `smoke_started=` line |
+| job-search | SageMaker Search by the tag `training-platform:execution-arn` (a key holding `:`) finds every job of the run: |
+|  | what the job reaper relies on to stop a stopped run's jobs |
 | cost | (information) billable seconds of every job x the list price per hour the state machine carries |
 """
 
@@ -42,6 +45,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from compiler.compilation.request import TAG_EXECUTION
 from compiler.errors import SpecError
 from compiler.facts.run_metrics import JOBS_NAMESPACE
 from compiler.spec import load_workload
@@ -146,6 +150,7 @@ class Observed:
     metric_hosts: set[str] = field(default_factory=set)  # Host dimensions with a smoke:passed datapoint
     timed_out: bool = False
     read_errors: dict[str, str] = field(default_factory=dict)  # "logs" / "metrics": why they could not be read
+    searched: set[str] = field(default_factory=set)  # the jobs SageMaker Search finds by the run's execution tag
 
     @property
     def last(self) -> JobFacts | None:
@@ -303,6 +308,50 @@ def _notification_row(o: Observed) -> Result:
     return Result("notification", FAIL, "the run never published its result (it ended before the notification)")
 
 
+def _filter_tasks(o: Observed) -> list[dict[str, Any]]:
+    """The stall watchdog's FilterLogEvents tasks of the run: each one's end (succeeded or failed) in the history."""
+    ends = []
+    for event in o.events:
+        details = event.get("taskSucceededEventDetails") or event.get("taskFailedEventDetails") or {}
+        if details.get("resource") == "filterLogEvents":
+            ends.append({"type": event.get("type"), **details})
+    return ends
+
+
+def _watchdog_row(o: Observed) -> Result:
+    ends = _filter_tasks(o)
+    if not ends:
+        return Result("watchdog", FAIL, "the run never asked for progress (no second look at a training job): the "
+                      "smoke spec's stall_watchdog and settle_seconds keep each job training for two looks")
+    failed = [e for e in ends if e["type"] == "TaskFailed"]
+    found = [e for e in ends if e["type"] == "TaskSucceeded" and json.loads(e.get("output") or "{}").get("Events")]
+    if found:
+        return Result("watchdog", PASS, f"FilterLogEvents found a smoke:started line in {len(found)} of {len(ends)} "
+                      "question(s): the job's streams, the filter pattern and the window's start are as assumed")
+    if failed:
+        last = failed[-1]
+        return Result("watchdog", FAIL, f"FilterLogEvents failed: {last.get('error', '')}: "
+                      f"{str(last.get('cause', ''))[:300]}; the state machine role needs logs:FilterLogEvents on "
+                      "/aws/sagemaker/TrainingJobs")
+    return Result("watchdog", FAIL, f"{len(ends)} question(s) found no smoke_started= line: the stream names "
+                  "(<job>/algo-<n>-<epoch>), the filter pattern or the window's start (epoch milliseconds from the "
+                  "state's entry time) differ from what the platform assumes (docs/aws-assumptions.md, stall watchdog)")
+
+
+def _search_row(o: Observed) -> Result:
+    if not o.jobs:
+        return Result("job-search", FAIL, "no training job was launched; see the run row")
+    if "search" in o.read_errors:
+        return Result("job-search", FAIL, f"{o.read_errors['search']}; the credentials need sagemaker:Search")
+    names = [job.launch.job_name for job in o.jobs]
+    missing = [n for n in names if n not in o.searched]
+    if missing:
+        return Result("job-search", FAIL, f"Search by the tag {TAG_EXECUTION} missed {', '.join(missing)}: the job "
+                      "reaper would not find them to stop them after a console Stop (docs/job-reaper.md)")
+    return Result("job-search", PASS, f"Search by the tag {TAG_EXECUTION} found every job of the run, as the job "
+                  "reaper searches")
+
+
 def _cost_row(o: Observed) -> Result:
     run = summary(o.described, o.events)  # the run's summary, read by its documented field names
     rate = getattr(run, "cost_per_hour_usd", None)
@@ -324,7 +373,7 @@ def rows(o: Observed) -> list[Result]:
             _host_row(o, "image-and-code", "started", "the image started and ran the downloaded code",
                       "read the job's FailureReason; the image's repository and the code bundle must be readable"),
             _s3_row(o), _fsx_row(o), _rendezvous_row(o), _efa_row(o), _relaunch_row(o), _checkpoint_row(o),
-            _metrics_row(o), _logs_row(o), _notification_row(o), _cost_row(o)]
+            _metrics_row(o), _logs_row(o), _notification_row(o), _watchdog_row(o), _search_row(o), _cost_row(o)]
 
 
 # ------------------------------------------------------------------------------------------------ talking to AWS
@@ -419,7 +468,25 @@ def observe(clients: SmokeClients, target: Target, arn: str, nonce: str, gpu: bo
             observed.metric_hosts = metric_hosts(clients, target, jobs[-1], described["startDate"], patience, sleep)
         except SpecError as error:
             observed.read_errors["metrics"] = str(error)
+        try:
+            observed.searched = searched_jobs(clients, target, arn)
+        except SpecError as error:
+            observed.read_errors["search"] = str(error)
     return observed
+
+
+def searched_jobs(clients: SmokeClients, target: Target, arn: str) -> set[str]:
+    """The training jobs SageMaker Search finds tagged with the run's execution ARN, as the job reaper asks."""
+    found: set[str] = set()
+    request: dict[str, Any] = {"Resource": "TrainingJob", "MaxResults": 100, "SearchExpression": {
+        "Filters": [{"Name": f"Tags.{TAG_EXECUTION}", "Operator": "Equals", "Value": arn}]}}
+    with aws_errors(target, "searching the run's training jobs by its tag"):
+        while True:
+            page = clients.sagemaker.search(**request)
+            found |= {r["TrainingJob"]["TrainingJobName"] for r in page.get("Results", []) if "TrainingJob" in r}
+            if not page.get("NextToken"):
+                return found
+            request["NextToken"] = page["NextToken"]
 
 
 def _describe_job(clients: SmokeClients, name: str) -> dict[str, Any] | None:

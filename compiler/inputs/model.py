@@ -225,12 +225,13 @@ class CapacityRetry:
 
 @dataclass(frozen=True)
 class StallWatchdog:
-    """`stall_watchdog:`: a training job whose `metric` has no new datapoint for `minutes` is stopped and relaunched
-    from its checkpoints, at most `max_relaunches` times (compiler/state_machine/watchdog.py)."""
+    """`stall_watchdog:`: a training job that writes no line of its `metric` to its log for `minutes` of training is
+    stopped and relaunched from its checkpoints, at most `max_relaunches` times (compiler/state_machine/watchdog.py)."""
 
     metric: str  # one of metric_definitions' names
     minutes: int = 30
     max_relaunches: int = 2
+    log_pattern: str = ""  # the CloudWatch Logs filter pattern that finds the metric's lines (facts/log_patterns.py)
 
 
 @dataclass(frozen=True)

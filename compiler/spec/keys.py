@@ -42,9 +42,9 @@ PLATFORM_KEYS = {
     "capacity_retry": "relaunches after EC2 capacity failures: {max_attempts, wait_seconds, backoff_rate, "
                       "fallback_instance_types, capacity_window_minutes, instance_preferences}",
     "max_instance_count": "the largest instance_count an execution may ask for (default: instance_count)",
-    "stall_watchdog": "{metric, minutes, max_relaunches}: a job whose metric (one of metric_definitions) has no new "
-                      "datapoint for minutes (default 30) while training is stopped and relaunched from its "
-                      "checkpoints, at most max_relaunches (default 2) times",
+    "stall_watchdog": "{metric, minutes, max_relaunches}: a job that writes no line of its metric (one of "
+                      "metric_definitions) to its log for minutes (default 30) of training is stopped and relaunched "
+                      "from its checkpoints, at most max_relaunches (default 2) times",
     "concurrent_runs": "true: runs of this workload may go side by side; default false: a run started while another "
                        "is in progress ends at once with AlreadyRunning",
     "choices": "{hyperparameter: [values]}: the only values a run may give these text hyperparameters (any text in "

@@ -1,27 +1,29 @@
 """`stall_watchdog:` in a spec: which metric shows progress, how long without it makes a stall, how many relaunches.
 
-The state machine asks CloudWatch, on each look at a training job, whether the metric has a new datapoint
-(`compiler/state_machine/watchdog.py`); the metric must be one SageMaker publishes for the job, so one of the
-spec's own `metric_definitions`.
+The state machine looks in the job's own log streams, on each look at a training job, for a line of the metric
+(`compiler/state_machine/watchdog.py`): the metric must be one of the spec's own `metric_definitions`, and its
+regex must require some literal text that a CloudWatch Logs filter pattern can look for (`facts/log_patterns.py`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
+from compiler.facts.log_patterns import MIN_TEXT, progress_pattern
 from compiler.inputs.model import StallWatchdog
 from compiler.inputs.reader import Reader, describe
 
 KEYS = {"metric", "minutes", "max_relaunches"}
-MINUTES = (5, 10080)  # five looks at least (a metric lags its log line by a minute or two); a week at most
+MINUTES = (5, 10080)  # five looks at least (each question reaches a minute or two back); a week at most
 MAX_RELAUNCHES = (0, 10)
 
 
-def _metric_names(r: Reader) -> list[str]:
+def _metrics(r: Reader) -> dict[str, str]:
+    """metric_definitions' names and regexes (their own problems are reported where they are read)."""
     raw = r.raw.get("metric_definitions")
     if not isinstance(raw, list):
-        return []
-    return [str(m["Name"]) for m in raw if isinstance(m, Mapping) and "Name" in m]
+        return {}
+    return {str(m["Name"]): str(m.get("Regex", "")) for m in raw if isinstance(m, Mapping) and "Name" in m}
 
 
 def read_stall_watchdog(r: Reader) -> StallWatchdog | None:
@@ -30,10 +32,11 @@ def read_stall_watchdog(r: Reader) -> StallWatchdog | None:
     if w is None:
         return None
     w.unknown_keys(KEYS, hint=f" (stall_watchdog takes {', '.join(sorted(KEYS))})")
-    names = _metric_names(r)
+    metrics = _metrics(r)
+    names = list(metrics)
     metric = w.raw.get("metric")
     if metric is None:
-        w.problem("metric", "is required: the name of one of metric_definitions whose datapoints show progress, "
+        w.problem("metric", "is required: the name of one of metric_definitions whose lines show progress, "
                             "e.g. train:loss")
     elif not isinstance(metric, str) or metric not in names:
         known = ", ".join(repr(n) for n in names) if names else "none (the spec has no metric_definitions)"
@@ -46,5 +49,14 @@ def read_stall_watchdog(r: Reader) -> StallWatchdog | None:
                            default=defaults.max_relaunches, unit="relaunches")
     if not isinstance(metric, str) or metric not in names:
         return None
+    pattern = progress_pattern(metrics[metric])
+    if pattern is None:
+        w.problem("metric", f"the Regex of {metric!r} ({metrics[metric]!r}) requires no piece of literal text of "
+                            f"{MIN_TEXT} or more characters outside groups, classes and repetitions (and has no "
+                            "alternation or case-insensitive flag around it): the watchdog finds the metric's lines in "
+                            "the job's log by that text. Start the Regex with the text the line carries before the "
+                            "value, e.g. 'train_loss=([0-9.]+)'")
+        return None
     return StallWatchdog(metric=metric, minutes=defaults.minutes if minutes is None else minutes,
-                         max_relaunches=defaults.max_relaunches if relaunches is None else relaunches)
+                         max_relaunches=defaults.max_relaunches if relaunches is None else relaunches,
+                         log_pattern=pattern)

@@ -18,6 +18,15 @@ def literal(text: str) -> str:
     return "'" + re.sub(r"([\\'{}])", r"\\\1", text) + "'"
 
 
+def format_call(template: str, *paths: str) -> str:
+    """`States.Format(...)` of a template whose `{}` take `paths` in turn; every other character is escaped."""
+    pieces = template.split("{}")
+    if len(pieces) != len(paths) + 1:
+        raise ValueError(f"{template!r} has {len(pieces) - 1} placeholders for {len(paths)} values")
+    text = "{}".join(literal(piece)[1:-1] for piece in pieces)
+    return f"States.Format('{text}'{''.join(', ' + p for p in paths)})"
+
+
 def member(base: str, key: str) -> str:
     """A reference path to an object member: dot notation where it parses, bracket notation otherwise.
 

@@ -7,8 +7,14 @@ integrations", error handling; names in `integrations`): the modelled ones as `S
 `SageMaker.SageMakerException`, with the service's message and `(Service: SageMaker, Status Code: <n>, Request ID:
 <id>)` as the Cause; the AWS SDK for Java 2.x's exception message, which names no error code
 (docs/aws-assumptions.md). So the Cause is read for the status code (5xx: a server error), throttling's message
-("Rate exceeded", or a code or word naming throttling) and a validation failure's ("validation error(s) detected",
-the AWS JSON protocol's wording, or the code).
+("Rate exceeded", or a word naming throttling) and a validation failure's ("validation error(s) detected", the AWS
+JSON protocol's wording); an error code (`ValidationException`, `ThrottlingException`) never appears in it.
+
+A quota refusal (`ResourceLimitExceeded`: "The account-level service limit '<type> for training job usage' is N
+Instances, with current utilization of M Instances and a request delta of K Instances") creates no job, and waiting
+rarely helps (a new account's quota is often 0): the run moves to the next instance type of the schedule at once,
+from the budget of capacity relaunches, and where none is left it ends "not created", naming the quota and how to
+raise it.
 """
 
 from __future__ import annotations
@@ -16,8 +22,8 @@ from __future__ import annotations
 from typing import Any
 
 from compiler.compilation.request import TAG_EXECUTION
-from compiler.state_machine import integrations, poll, preferences, recovery
-from compiler.state_machine.asl import with_run_time
+from compiler.state_machine import integrations, poll, preferences, recovery, relaunch
+from compiler.state_machine.asl import format_call, with_run_time
 from compiler.state_machine.machine import MachineSpec
 
 CREATE_RESOURCE = integrations.sdk_resource("sagemaker", "createTrainingJob")
@@ -35,11 +41,13 @@ THROTTLE_MAX_SECONDS = 120
 # satisfy constraint`) and the botocore-path spelling (`Tags[3].Value: ...`). Step Functions' StringMatches knows
 # only `*` as a wildcard (moto's interpreter uses fnmatch, where `[` would open a class): no brackets here.
 TAG_VALUE_REFUSALS = ("*tags.*.member.value*", "*Tags*.Value*")
-REFUSALS = ("*validation error*", "*ValidationException*")
-THROTTLING = ("*Rate exceeded*", "*ThrottlingException*", "*hrottl*")
+REFUSALS = ("*validation error*",)
+THROTTLING = ("*Rate exceeded*", "*hrottl*")
 SERVER_ERROR = "*Status Code: 5*"
 TRAIN = "Train"
 REFUSED_OR_THROTTLED = "Refused or throttled?"
+QUOTA_REFUSED = "Another type within quota?"
+QUOTA_EXCEEDED = "Quota exceeded"
 
 
 def _mixed_environments(spec: MachineSpec) -> bool:
@@ -75,6 +83,8 @@ def train_parameters(spec: MachineSpec) -> dict[str, Any]:
     stopping = {k: v for k, v in params["StoppingCondition"].items() if k != "MaxRuntimeInSeconds"}
     runtime = "$.grant.seconds" if spec.policy.cost_ceiling_usd is not None else "$.config.max_run"
     params["StoppingCondition"] = {"MaxRuntimeInSeconds.$": runtime, **stopping}
+    if spec.waiting.pending_limit is not None:  # SageMaker bounds the wait for instances (`poll.waiting`)
+        params["StoppingCondition"]["MaxPendingTimeInSeconds"] = spec.waiting.pending_limit
     params["Tags"] = [*(t for t in params.get("Tags", []) if t.get("Key") != TAG_EXECUTION),
                       {"Key": TAG_EXECUTION, "Value.$": "$.run.tag.value"}]
     return params
@@ -89,11 +99,8 @@ def train_states(spec: MachineSpec) -> dict[str, Any]:
     parameters = train_parameters(spec)
     train = {
         "Type": "Task", "Resource": CREATE_RESOURCE, "Parameters": parameters, "ResultPath": "$.created",
-        "Retry": [
-            {"ErrorEquals": list(QUOTA_ERRORS), "IntervalSeconds": 60, "BackoffRate": 2.0, "MaxAttempts": 8,
-             "MaxDelaySeconds": 900, "JitterStrategy": "FULL"},
-        ],
         "Catch": [
+            {"ErrorEquals": list(QUOTA_ERRORS), "ResultPath": "$.failure", "Next": quota_entry(spec)},
             {"ErrorEquals": [GENERIC_ERROR], "ResultPath": "$.failure", "Next": REFUSED_OR_THROTTLED},
             {"ErrorEquals": ["States.ALL"], "ResultPath": "$.failure", "Next": "Describe job"},
         ],
@@ -110,6 +117,54 @@ def train_states(spec: MachineSpec) -> dict[str, Any]:
         "Train with environment": train,
         "Train without environment": {**train, "Parameters": bare},
     }
+
+
+def _has_fallbacks(spec: MachineSpec) -> bool:
+    """Whether the run relaunches on other types one request at a time (not InstancePreferences)."""
+    return len({v.instance_type for v in spec.variants}) > 1 and not preferences.preferred_types(spec)
+
+
+def quota_entry(spec: MachineSpec) -> str:
+    return QUOTA_REFUSED if _has_fallbacks(spec) else QUOTA_EXCEEDED
+
+
+def quota_states(spec: MachineSpec) -> dict[str, Any]:
+    """A quota refusal: the next type of the schedule at once where one is left, else the end of the run."""
+    fix = ("SageMaker refused the job for a quota of this account and region: {}; raise that quota in Service Quotas "
+           "(Amazon SageMaker, the quota the message names; `trainctl preflight` lists the training quotas the "
+           "workloads need)")
+    fallbacks = _has_fallbacks(spec)
+    if fallbacks:
+        fix += ", or start the run again once other jobs of the account on those types end (its capacity relaunches "
+        fix += "are spent)"
+    else:
+        fix += ", or add capacity_retry.fallback_instance_types for the run to move to"
+    states: dict[str, Any] = {
+        QUOTA_EXCEEDED: {
+            "Type": "Pass", "Parameters": {"Error.$": "$.failure.Error",
+                                           "Cause.$": format_call(fix + ".", "$.failure.Cause")},
+            "ResultPath": "$.failure", "Next": "Job not created",
+        },
+    }
+    if fallbacks:
+        states[QUOTA_REFUSED] = {"Type": "Choice", "Default": QUOTA_EXCEEDED,
+                                 "Choices": [{"Variable": "$.run.slot", "NumericLessThan": spec.capacity_relaunches,
+                                              "Next": "Next type within quota"}]}
+        states["Next type within quota"] = {
+            "Type": "Pass", "Comment": "No job was created: the next type of the schedule at once.",
+            "Parameters": relaunch.next_run(spec, 0, next_type=True, job_ran=False), "ResultPath": "$.run",
+            "Next": relaunch.LAUNCH,
+        }
+    return states
+
+
+def throttle_wait(count: str) -> str:
+    """The wait before repeat `count` (a path to the repeats made), drawn between the bounds of `throttle_delays`."""
+    delays = throttle_delays()
+    shortest = ", ".join(str(low) for low, _ in delays)
+    longest = ", ".join(str(high) for _, high in delays)
+    return (f"States.MathRandom(States.ArrayGetItem(States.Array({shortest}), {count}), "
+            f"States.ArrayGetItem(States.Array({longest}), {count}))")
 
 
 def throttle_delays() -> list[tuple[int, int]]:
@@ -138,9 +193,6 @@ def refusal_states() -> dict[str, Any]:
     cause = "$.failure.Cause"
     refused = _matches(*((cause, pattern) for pattern in REFUSALS))
     throttled = _matches(*((cause, pattern) for pattern in THROTTLING))
-    delays = throttle_delays()
-    shortest = ", ".join(str(low) for low, _ in delays)
-    longest = ", ".join(str(high) for _, high in delays)
     return {
         REFUSED_OR_THROTTLED: {
             "Type": "Choice",
@@ -164,9 +216,7 @@ def refusal_states() -> dict[str, Any]:
         },
         "Back off": {
             "Type": "Pass",
-            "Parameters": {"n.$": "States.MathAdd($.run.throttle.n, 1)",
-                           "wait.$": f"States.MathRandom(States.ArrayGetItem(States.Array({shortest}), $.run.throttle.n), "
-                                     f"States.ArrayGetItem(States.Array({longest}), $.run.throttle.n))"},
+            "Parameters": {"n.$": "States.MathAdd($.run.throttle.n, 1)", "wait.$": throttle_wait("$.run.throttle.n")},
             "ResultPath": "$.run.throttle", "Next": "Wait out throttling",
         },
         "Wait out throttling": {"Type": "Wait", "SecondsPath": "$.run.throttle.wait", "Next": TRAIN},

@@ -32,6 +32,7 @@ from compiler.errors import SpecError
 from compiler.facts import catalog, run_metrics
 from compiler.facts import placeholders as ph
 from compiler.state_machine import (
+    clock,
     concurrency,
     cost,
     create,
@@ -112,6 +113,8 @@ def _summary_parameters(spec: MachineSpec) -> dict[str, Any]:
 
 def _defaults(spec: MachineSpec) -> dict[str, Any]:
     defaults: dict[str, Any] = {"job": _JOB_DEFAULTS, "hyperparameters": portable_defaults(spec.policy)}
+    if spec.stall is not None:
+        defaults[watchdog.CLOCK_DEFAULTS] = clock.defaults()
     if spec.variants:
         defaults["variants"] = [v.as_state_input() for v in spec.variants]
         defaults["schedule"] = spec.schedule()
@@ -177,15 +180,15 @@ def _job_states(spec: MachineSpec) -> dict[str, Any]:
     return {
         **create.train_states(spec),
         **create.refusal_states(),
-        **poll.poll_states(spec.capacity_window_polls, spec.training_poll_seconds,
-                           watchdog.ENTRY if spec.stall else None, "Read job", _JOB_DEFAULTS, "Summarize"),
+        **create.quota_states(spec),
+        **poll.poll_states(spec.waiting, spec.training_poll_seconds,
+                           (watchdog.START_CLOCK, watchdog.ENTRY) if spec.stall else None, "Read job", _JOB_DEFAULTS,
+                           "Summarize"),
         **(watchdog.watchdog_states(spec.stall, spec.training_poll_seconds) if spec.stall else {}),
         "Describe job": {
             "Type": "Task", "Comment": "Read the job's own status and FailureReason rather than parsing the task's Cause.",
             "Resource": DESCRIBE_RESOURCE, "Parameters": {"TrainingJobName.$": "$.launch.name"},
             "ResultPath": "$.job.raw",
-            "Retry": [{"ErrorEquals": [SDK_GENERIC_ERROR], "IntervalSeconds": 5, "BackoffRate": 2.0,
-                       "MaxAttempts": 4}],
             "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.describe_error", "Next": "Refused as invalid?"}],
             "Next": "Read job",
         },
@@ -193,12 +196,24 @@ def _job_states(spec: MachineSpec) -> dict[str, Any]:
             "Type": "Choice",
             "Comment": "SageMaker refused the request itself (e.g. an overriding value over its length limit): "
                        "invalid input, and no job exists. SageMaker says no job of the name exists: not created. "
-                       "Otherwise a job may exist: stop it by name.",
+                       "The describe was throttled: look again. Otherwise a job may exist: stop it by name.",
             "Choices": [{"Or": refused, "Next": "Refused by SageMaker"},
-                        {"Variable": "$.describe_error.Error", "StringEquals": recovery.NOT_FOUND_ERRORS[0],
-                         "Next": "Job not created"}],
+                        {"Or": [{"Variable": "$.describe_error.Error", "StringEquals": recovery.NOT_FOUND_ERRORS[0]},
+                                {"Variable": "$.describe_error.Cause", "StringMatches": recovery.NOT_FOUND_CAUSE}],
+                         "Next": "Job not created"},
+                        {"And": [{"Or": [{"Variable": "$.describe_error.Cause", "StringMatches": pattern}
+                                         for pattern in (*create.THROTTLING, create.SERVER_ERROR)]},
+                                 {"Variable": "$.run.throttle.n", "NumericLessThan": THROTTLE_RETRIES}],
+                         "Next": "Back off the describe"}],
             "Default": recovery.STOP_UNKNOWN,
         },
+        "Back off the describe": {
+            "Type": "Pass",
+            "Parameters": {"n.$": "States.MathAdd($.run.throttle.n, 1)",
+                           "wait.$": create.throttle_wait("$.run.throttle.n")},
+            "ResultPath": "$.run.throttle", "Next": "Wait to describe",
+        },
+        "Wait to describe": {"Type": "Wait", "SecondsPath": "$.run.throttle.wait", "Next": "Describe job"},
         **recovery.unknown_job_states(_JOB_DEFAULTS, "Summarize"),
         "Refused by SageMaker": {"Type": "Fail", "Error": INVALID_INPUT,
                                  "CausePath": "States.Format('SageMaker refused the request: {}', $.failure.Cause)"},

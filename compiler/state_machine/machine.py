@@ -55,7 +55,7 @@ class MachineSpec:
     capacity_relaunches: int = 3
     capacity_wait_seconds: int = 600
     capacity_backoff_rate: float = 2.0
-    capacity_window_polls: int = 10  # looks at the job (`poll.POLL_SECONDS` apart) it may spend waiting for instances
+    capacity_window_minutes: int = 10  # how long one attempt may wait for instances (capacity_retry)
     stall: StallWatchdog | None = None  # the spec's stall_watchdog (compiler/state_machine/watchdog.py)
     instance_preferences: bool = False  # capacity_retry.instance_preferences (compiler/state_machine/preferences.py)
     group_rate: float | None = None  # price per hour of a heterogeneous cluster
@@ -63,13 +63,32 @@ class MachineSpec:
     concurrent_runs: bool = False  # True: executions may run side by side (no check for another run in progress)
     extra: dict[str, Any] = field(default_factory=dict)
     price_region: str = catalog.REFERENCE_REGION  # whose list prices `rates`, `group_rate` and the ceiling use
+    spot: bool = False  # EnableManagedSpotTraining: SageMaker bounds the wait for capacity with MaxWaitTimeInSeconds
+    max_wait: int | None = None  # the spec's max_wait (spot)
+    accelerated: bool = False  # every type the run may launch on is an accelerated one (poll.PENDING_LIMIT_FAMILIES)
+
+    @property
+    def attempts(self) -> int:
+        """Jobs a run may create at most: the first, its capacity relaunches and its stall relaunches."""
+        return 1 + self.capacity_relaunches + (self.stall.max_relaunches if self.stall else 0)
+
+    @property
+    def waiting(self) -> poll.Waiting:
+        """Who bounds an attempt's wait for instances, and how the run looks at it meanwhile (`poll.waiting`)."""
+        return poll.waiting(self.capacity_window_minutes, self.attempts, spot=self.spot, accelerated=self.accelerated)
+
+    @property
+    def capacity_window_polls(self) -> int:
+        """Looks in a row at a job waiting for instances after which the run stops it (the run's own window)."""
+        return self.waiting.window_looks
 
     @property
     def training_poll_seconds(self) -> int:
-        """Seconds between two looks at a training job: the worst case of the run (every attempt training for
-        max_run) fits the execution history (`poll.training_poll_seconds`)."""
-        attempts = 1 + self.capacity_relaunches + (self.stall.max_relaunches if self.stall else 0)
-        return poll.training_poll_seconds(self.max_run, attempts, self.stall is not None)
+        """Seconds between two looks at a training job: the worst case of the run (every attempt running as long as
+        SageMaker lets it) fits the execution history (`poll.training_poll_seconds`)."""
+        longest = max(self.max_run, self.max_wait or 0) if self.spot else self.max_run
+        return poll.training_poll_seconds(longest, self.attempts, self.stall is not None,
+                                          self.waiting.history_events)
 
     @property
     def hyperparameters(self) -> Mapping[str, Any]:
@@ -132,11 +151,20 @@ def spec_for(workload: Workload, env: Environment, *, training_image: str | None
         capacity_relaunches=workload.capacity_retry.max_attempts,
         capacity_wait_seconds=workload.capacity_retry.wait_seconds,
         capacity_backoff_rate=workload.capacity_retry.backoff_rate,
-        capacity_window_polls=poll.window_polls(workload.capacity_retry.capacity_window_minutes),
+        capacity_window_minutes=workload.capacity_retry.capacity_window_minutes,
         stall=workload.stall_watchdog, instance_preferences=workload.capacity_retry.instance_preferences,
         group_rate=workload.hourly_cost() if workload.compute.instance_groups else None,
         source=workload.source, concurrent_runs=workload.concurrent_runs, price_region=env.region,
+        spot=workload.use_spot_instances, max_wait=workload.max_wait if workload.use_spot_instances else None,
+        accelerated=all(poll.pending_limit_applies(t) for t in _types(workload)),
     )
+
+
+def _types(workload: Workload) -> tuple[str, ...]:
+    """Every instance type a run of the workload may launch on."""
+    if workload.compute.instance_groups:
+        return tuple(g.instance_type for g in workload.compute.instance_groups)
+    return (workload.instance_type, *workload.capacity_retry.fallback_instance_types)
 
 
 def state_machine_name(environment: str, workload: str) -> str:

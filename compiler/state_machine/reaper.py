@@ -10,7 +10,8 @@ execution's ARN, its state machine's ARN and its status (`platform_constructs/jo
 What it does, in order:
 
 1. waits `settle_seconds`, so a job created just before the end is found by SageMaker Search;
-2. describes the execution: a run that is RUNNING again (redriven) keeps its jobs;
+2. describes the execution: a run that is RUNNING again (redriven) or about to be (PENDING_REDRIVE: "the redrive
+   request was accepted", Step Functions API reference, ExecutionStatus) keeps its jobs;
 3. searches the environment's training jobs tagged `TAG_EXECUTION` = the execution's ARN (`PAGE_SIZE` per page,
    oldest first, following NextToken) and stops each one that is InProgress; a stop that fails is forgiven when the
    job is no longer InProgress (it ended meanwhile). The search does not filter on the status: stopping a job
@@ -45,6 +46,9 @@ SFN_ERROR = integrations.generic_error("sfn", sdk=True)
 # The execution statuses whose events start the reaper. SUCCEEDED is left out: a run succeeds only after its last
 # job Completed (compiler/state_machine/definition.py, "Succeeded?"), and a capacity relaunch follows a Failed job.
 STATUSES = ("ABORTED", "TIMED_OUT", "FAILED")
+# What DescribeExecution says of a run that goes on after such an end: redriven and running, or its redrive accepted
+# and about to run (botocore's Step Functions model, ExecutionStatus).
+GOES_ON = ("RUNNING", "PENDING_REDRIVE")
 # Search returns whole TrainingJob records (hyperparameters, status transitions, ...); a page must fit the 256 KiB
 # a state's result may hold. Ten records of up to ~25 KiB each do; a run has a job per attempt.
 PAGE_SIZE = 10
@@ -161,7 +165,8 @@ def build_reaper_definition(environment: str, settle_seconds: int = SETTLE_SECON
             "ResultPath": "$.run", "Retry": _retry(SFN_ERROR), "Next": "Run redriven?",
         },
         "Run redriven?": {"Type": "Choice",
-                          "Choices": [{"Variable": "$.run.status", "StringEquals": "RUNNING", "Next": "Run goes on"}],
+                          "Choices": [{"Or": [{"Variable": "$.run.status", "StringEquals": status}
+                                              for status in GOES_ON], "Next": "Run goes on"}],
                           "Default": "Jobs of the run"},
         "Run goes on": {"Type": "Pass", "Comment": "The execution was redriven and runs again: its jobs are its own.",
                         "Parameters": {"execution_arn.$": f"$.{EXECUTION_ARN}", "redriven": True}, "End": True},

@@ -1,12 +1,13 @@
-"""States for the failure paths where the run cannot tell whether a training job exists (issue 21).
+"""States for the failure paths where the run cannot tell whether a training job exists (issues 21 and 32).
 
 - A server error (status 5xx) on CreateTrainingJob does not say whether the job was created. Repeating the call under
   the same name would collide with a job the first call did create (names are unique per account and Region), so
   the job is looked up first: if it exists the run waits on it like on any job (`poll`), else the call is repeated.
 - When CreateTrainingJob failed and DescribeTrainingJob failed too, a job of that name may be running. The run does
   not report "not created" and leave: it sends StopTrainingJob for the name (a job that does not exist makes the
-  stop fail, which is caught) and reports the job's state as unknown, stopped. Only SageMaker's modelled
-  ResourceNotFound from the describe proves that no job exists.
+  stop fail, which is caught) and reports the job's state as unknown, stopped. Only SageMaker's answer that no job
+  of the name exists proves that none does: "Requested resource not found." (NOT_FOUND_CAUSE), or the modelled
+  ResourceNotFound should the service ever send it; the run then ends "not created" at once.
 - When the run waits on its job and DescribeTrainingJob keeps failing, the job is stopped by name too
   (`lost_job_states`).
 """
@@ -21,6 +22,10 @@ DESCRIBE_RESOURCE = integrations.sdk_resource("sagemaker", "describeTrainingJob"
 STOP_RESOURCE = integrations.sdk_resource("sagemaker", "stopTrainingJob")  # StopTrainingJob has no optimized form
 SDK_GENERIC_ERROR = integrations.generic_error("sagemaker", sdk=True)
 NOT_FOUND_ERRORS = integrations.modelled_error("sagemaker", "ResourceNotFound", sdk=True)
+# What SageMaker answers DescribeTrainingJob for a name no job has: a ValidationException "Requested resource not
+# found." (aws/aws-sdk#165, boto/boto3#2808; not the ResourceNotFound the model lists), which the AWS SDK integration
+# reports as SageMaker.SageMakerException with the message in the Cause.
+NOT_FOUND_CAUSE = "*Requested resource not found*"
 LOOKUP_RETRIES = 2  # a throttled look-up after a server error is repeated (5 s, 10 s), then taken as "no job"
 UNKNOWN = "Unknown"
 CREATED_ANYWAY = "Created despite the error?"

@@ -2,8 +2,11 @@
 
 - `CapacityError` (SageMaker failed the job for lack of capacity): relaunch on the next instance type of the
   schedule after the spec's growing wait (`capacity_retry`);
-- stopped by the run for not starting within the capacity window (`poll`): relaunch on the next type at once (the
+- stopped for not starting within the capacity window: by the run (`poll`), or by SageMaker where it bounds the
+  wait (MaxPendingTimeInSeconds: the job ends Stopped while the run's last look found it waiting), or, for managed
+  spot, by SageMaker after `max_wait` (SecondaryStatus `MaxWaitTimeExceeded`): relaunch on the next type at once (the
   window was the wait); the same budget of relaunches;
+- refused for a quota (`create`: ResourceLimitExceeded, no job): the next type at once, from the same budget;
 - stopped by the run for making no progress (`watchdog`): relaunch on the same type at once, at most the spec's
   `stall_watchdog.max_relaunches` times; then the run ends with status `Stalled`;
 - anything else goes to the summary. Failures of the user's code (AlgorithmError and the like) are never relaunched.
@@ -19,7 +22,7 @@ from typing import Any
 
 from compiler.facts import run_metrics
 from compiler.state_machine import cost, poll
-from compiler.state_machine.asl import literal
+from compiler.state_machine.asl import format_call
 from compiler.state_machine.machine import MachineSpec
 
 OUTCOME = "Job outcome"
@@ -36,15 +39,17 @@ def _reason(value: str) -> dict[str, Any]:
     return {"Variable": "$.watch.reason", "StringEquals": value}
 
 
-def next_run(spec: MachineSpec, wait: str | int, *, next_type: bool) -> dict[str, Any]:
+def next_run(spec: MachineSpec, wait: str | int, *, next_type: bool, job_ran: bool = True) -> dict[str, Any]:
     """`$.run` for the next attempt: one more attempt (`attempt` names the job), on the next type of the schedule or
-    the same (`slot`: capacity relaunches made), the throttling budget renewed, the cost budget spent so far."""
+    the same (`slot`: capacity relaunches made), the throttling budget renewed, the cost budget spent so far (by the
+    attempt's job, where one ran)."""
+    spent = cost.spent_budget(spec) if job_ran else ({"budget.$": "$.run.budget"} if cost.run_budget(spec) else {})
     return {"id.$": "$.run.id", "tag.$": "$.run.tag", "throttle": {"n": 0},
             "attempt.$": "States.MathAdd($.run.attempt, 1)",
             **({"wait.$": wait} if isinstance(wait, str) else {"wait": wait}),
             "slot.$": "States.MathAdd($.run.slot, 1)" if next_type else "$.run.slot",
             "stalls.$": "$.run.stalls" if next_type else "States.MathAdd($.run.stalls, 1)",
-            **cost.spent_budget(spec)}
+            **spent}
 
 
 def job_with(fields: dict[str, str], next_state: str, name: str) -> dict[str, Any]:
@@ -66,9 +71,8 @@ def _stall_states(spec: MachineSpec, count: Callable[[str, str], dict[str, Any]]
         return [], {}
     stall = spec.stall
     stopped = [_status("Stopped"), _reason(poll.STALLED)]
-    before = (f"Stalled: no new {stall.metric} datapoint for {stall.minutes} minutes while training; stopped by the "
-              f"run after ")
-    reason = f"States.Format({literal(before)[:-1]}{{}}{literal(' stall relaunch(es)')[1:]}, $.run.stalls)"
+    reason = format_call(f"Stalled: no {stall.metric} line in its log for {stall.minutes} minutes of training; "
+                         "stopped by the run after {} stall relaunch(es)", "$.run.stalls")
     rules = [{"And": [*stopped, {"Variable": "$.run.stalls", "NumericLessThan": stall.max_relaunches}],
               "Next": "Relaunch after stall"},
              {"And": stopped, "Next": "Stall limit reached"}]
@@ -83,24 +87,46 @@ def _stall_states(spec: MachineSpec, count: Callable[[str, str], dict[str, Any]]
     return rules, states
 
 
+def _window_ends(spec: MachineSpec) -> list[tuple[dict[str, Any], str]]:
+    """(rule, reason) for each way a job ends for waiting too long for instances, by who bounds the wait."""
+    window = spec.capacity_window_minutes
+    ends = [(_reason(poll.CAPACITY_WINDOW),
+             f"CapacityError: the job had not started training after the capacity window ({window} min) on {{}}, "
+             f"{{}} capacity relaunch(es) made; stopped by the run")]
+    waits = spec.waiting
+    if waits.bound == poll.SAGEMAKER:
+        # The run did not stop it, and its last look found it still waiting: SageMaker's MaxPendingTimeInSeconds.
+        ends.append(({"And": [_reason(poll.NO_REASON),
+                              {"Variable": "$.watch.starting", "NumericGreaterThan": 0}]},
+                     f"CapacityError: SageMaker stopped {{}} after MaxPendingTimeInSeconds ({waits.pending_limit}) "
+                     f"waiting for instances, {{}} capacity relaunch(es) made"))
+    if waits.bound == poll.SPOT:
+        ends.append(({"Variable": "$.job.v.SecondaryStatus", "StringEquals": "MaxWaitTimeExceeded"},
+                     f"CapacityError: SageMaker stopped {{}} after max_wait ({spec.max_wait} s) without finishing on "
+                     f"spot capacity (MaxWaitTimeExceeded), {{}} capacity relaunch(es) made"))
+    return ends
+
+
 def outcome_states(spec: MachineSpec, count: Callable[[str, str], dict[str, Any]], summarize: str) -> dict[str, Any]:
     """`Job outcome` and the relaunches it leads to; `count(metric, next)` is a Task that counts one relaunch."""
     stall_rules, stall_states = _stall_states(spec, count, summarize)
     waits = ", ".join(str(w) for w in spec.capacity_waits())
     attempts_left = {"Variable": "$.run.slot", "NumericLessThan": spec.capacity_relaunches}
-    window_minutes = spec.capacity_window_polls * poll.POLL_SECONDS // 60
-    window_reason = (f"States.Format('CapacityError: the job had not started training after the capacity window "
-                     f"({window_minutes} min) on {{}}, {{}} capacity relaunch(es) made; stopped by the run', "
-                     f"$.launch.name, $.run.slot)")
+    window_rules: list[dict[str, Any]] = []
+    window_states: dict[str, Any] = {}
+    for index, (rule, reason) in enumerate(_window_ends(spec)):
+        spent = "Capacity window spent" + (f" ({index + 1})" if index else "")
+        window_rules += [{"And": [_status("Stopped"), rule, attempts_left], "Next": "Relaunch after capacity window"},
+                         {"And": [_status("Stopped"), rule], "Next": spent}]
+        text = format_call(reason, "$.launch.name", "$.run.slot")
+        window_states.update(job_with({"FailureReason": text}, summarize, spent))
     return {
         OUTCOME: {
             "Type": "Choice",
             "Choices": [
                 {"And": [_status("Failed"), {"Variable": "$.job.v.FailureReason", "StringMatches": "*CapacityError*"},
                          attempts_left], "Next": "Wait for capacity"},
-                {"And": [_status("Stopped"), _reason(poll.CAPACITY_WINDOW), attempts_left],
-                 "Next": "Relaunch after capacity window"},
-                {"And": [_status("Stopped"), _reason(poll.CAPACITY_WINDOW)], "Next": "Capacity window spent"},
+                *window_rules,
                 *stall_rules,
                 {"Or": [_status("InProgress"), _status("Stopping")], "Next": poll.WATCH},
             ],
@@ -114,7 +140,7 @@ def outcome_states(spec: MachineSpec, count: Callable[[str, str], dict[str, Any]
             "Type": "Pass", "Comment": "The capacity window was the wait: relaunch on the next type at once.",
             "Parameters": next_run(spec, 0, next_type=True), "ResultPath": "$.run", "Next": COUNT,
         },
-        **job_with({"FailureReason": window_reason}, summarize, "Capacity window spent"),
+        **window_states,
         COUNT: count(run_metrics.CAPACITY_RELAUNCHES, "Wait before relaunch"),
         "Wait before relaunch": {"Type": "Wait", "SecondsPath": "$.run.wait", "Next": LAUNCH},
         **stall_states,

@@ -11,6 +11,7 @@ prints them in order).
 from __future__ import annotations
 
 import contextlib
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,7 +19,6 @@ from types import SimpleNamespace
 from typing import Any
 
 import boto3
-from moto.sagemaker.models import sagemaker_backends
 
 from tests.compiler.state_machine.sagemaker_sync import FakeSageMaker, Outcome
 
@@ -88,17 +88,37 @@ class CloudSageMaker(FakeSageMaker):
     ended without them (SageMaker's order).
     """
 
-    account: str = "111111111111"
     streams: list[str] = field(default_factory=list)
     _outcome: SimpleNamespace | None = None
+    _creating: str = ""  # the job whose outcome is held back (another run's describes go on meanwhile)
+
+    def filter_log_events(self, request: dict[str, Any]) -> dict[str, Any]:
+        """FilterLogEvents over the streams written here (moto's own filter knows no `%regex%` pattern). The lines
+        carry real timestamps (moto keeps no older events than 14 days); on the run's virtual clock a job's lines
+        come as long after its creation as they come after LOG_START_MS here."""
+        self.log_queries.append(request)
+        logs = boto3.client("logs", region_name=self.region)
+        found = re.compile(request["filterPattern"].strip("%"))
+        events = []
+        for stream in self.streams:
+            if not stream.startswith(request["logStreamNamePrefix"]):
+                continue
+            created = self.created_ms[stream.split("/", 1)[0]]
+            for event in logs.get_log_events(logGroupName=LOG_GROUP, logStreamName=stream, startFromHead=True)["events"]:
+                when = created + event["timestamp"] - LOG_START_MS
+                if request["startTime"] <= when <= self.clock.ms and found.search(event["message"]):
+                    events.append({"logStreamName": stream, "eventId": str(when), **event, "timestamp": when})
+        answer = {"events": sorted(events, key=lambda e: e["timestamp"])[:request.get("limit", 10_000)]}
+        self.log_answers.append(answer)
+        return answer
 
     def _job(self, name: str) -> Any:
-        if self._outcome is not None:  # inside create(): hold the outcome back
+        if self._outcome is not None and name == self._creating:  # inside create(): hold the outcome back
             return self._outcome
-        return sagemaker_backends[self.account][self.region].training_jobs[name]
+        return super()._job(name)
 
     def create(self, request: dict[str, Any]) -> tuple[dict[str, Any] | None, Outcome]:
-        self._outcome = SimpleNamespace()
+        self._outcome, self._creating = SimpleNamespace(), request["TrainingJobName"]
         try:
             response, outcome = super().create(request)
         finally:

@@ -840,18 +840,28 @@ def describe_missing(session: StubbedSession, code: str, message: str = "Request
 
 
 def test_a_missing_job_answered_resource_not_found(session: StubbedSession, cdk_out: Path) -> None:
-    describe_missing(session, "ResourceNotFound")
+    describe_missing(session, "ResourceNotFound", "Training job x does not exist.")
     assert definitions.missing_training_job(context(session, cdk_out)) == [
-        Result("missing-training-job", PASS, "DescribeTrainingJob of a missing job answers ResourceNotFound: a run "
-               "whose job was never created ends as not created")]
+        Result("missing-training-job", PASS, "DescribeTrainingJob of a missing job answers ResourceNotFound (Training "
+               "job x does not exist.): a run whose job was never created ends as not created, with SageMaker's "
+               "message")]
 
 
-def test_a_missing_job_answered_validation_exception_is_shown(session: StubbedSession, cdk_out: Path) -> None:
+def test_a_missing_job_answered_as_sagemaker_does_reads_as_not_created(session: StubbedSession, cdk_out: Path) -> None:
+    # What the service is reported to send (aws/aws-sdk#165, boto/boto3#2808), and what the definitions read.
     describe_missing(session, "ValidationException")
     assert definitions.missing_training_job(context(session, cdk_out)) == [
-        Result("missing-training-job", PASS, "DescribeTrainingJob of a missing job answers ValidationException, not "
-               "ResourceNotFound: a run whose job was never created stops it by name and ends Unknown (\"unknown, "
-               "stopped\") instead of not created")]
+        Result("missing-training-job", PASS, "DescribeTrainingJob of a missing job answers ValidationException "
+               "(Requested resource not found.): a run whose job was never created ends as not created, with "
+               "SageMaker's message")]
+
+
+def test_another_validation_message_for_a_missing_job_is_shown(session: StubbedSession, cdk_out: Path) -> None:
+    describe_missing(session, "ValidationException", "Could not find training job.")
+    assert definitions.missing_training_job(context(session, cdk_out)) == [
+        Result("missing-training-job", PASS, "DescribeTrainingJob of a missing job answers ValidationException "
+               "without \"Requested resource not found\" (Could not find training job.): a run whose job was never "
+               "created stops it by name and ends Unknown (\"unknown, stopped\") instead of not created")]
 
 
 def test_another_answer_for_a_missing_job_is_a_failed_row(session: StubbedSession, cdk_out: Path) -> None:

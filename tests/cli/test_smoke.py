@@ -138,13 +138,13 @@ def table_rows(out: str) -> dict[str, tuple[str, str]]:
 
 def test_a_healthy_platform_passes_every_row(cli, machine, monkeypatch) -> None:
     name = "smoke-e2e-pass"
-    fake = SmokeSageMaker(script=[fails(RELAUNCH), completes(300)], region=DEV.region, account=DEV.account,
+    fake = SmokeSageMaker(script=[fails(RELAUNCH), completes(300, describes_to_finish=2)], region=DEV.region, account=DEV.account,
                           scenario=healthy(name))
     result = run_smoke(cli, monkeypatch, name, fake)
     assert result.code == 0, result.out + result.err
     rows = table_rows(result.out)
     assert list(rows) == ["run", "image-and-code", "s3-input", "fsx-mount", "rendezvous", "efa", "relaunch",
-                          "checkpoint-resume", "metrics", "logs", "notification", "cost"]
+                          "checkpoint-resume", "metrics", "logs", "notification", "watchdog", "job-search", "cost"]
     assert {k: v[0] for k, v in rows.items()} == {**{k: "PASS" for k in rows}, "efa": "SKIP"}
     first, second = fake.seen
     assert first.endswith("-0") and second.endswith("-1")
@@ -161,7 +161,14 @@ def test_a_healthy_platform_passes_every_row(cli, machine, monkeypatch) -> None:
     seed = boto3.client("s3", region_name=DEV.region).get_object(Bucket=bucket, Key=prefix + "seed.json")
     assert json.loads(seed["Body"].read())["nonce"] == name
     assert f"started {name}: platform-smoke in dev (seed {uri}seed.json)" in result.err
-    assert "smoke dev: 11 pass, 0 fail, 1 skip" in result.err
+    # The watchdog asked the job's streams (the relaunch trained for two looks) and found its smoke_started= line;
+    # Search by the execution tag found both jobs.
+    assert rows["watchdog"][0] == "PASS" and rows["watchdog"][1].startswith("FilterLogEvents found a smoke:started line")
+    [query] = fake.log_queries
+    assert (query["logStreamNamePrefix"], query["filterPattern"]) == (f"{second}/", "%smoke_started=%")
+    assert rows["job-search"] == ("PASS", "Search by the tag training-platform:execution-arn found every job of the "
+                                          "run, as the job reaper searches")
+    assert "smoke dev: 13 pass, 0 fail, 1 skip" in result.err
 
 
 def test_a_broken_platform_fails_its_rows_and_exits_1(cli, machine, monkeypatch) -> None:
@@ -173,7 +180,7 @@ def test_a_broken_platform_fails_its_rows_and_exits_1(cli, machine, monkeypatch)
         lines["algo-2"] = [text.replace("smoke_fsx_read=1", "smoke_fsx_read=0") for text in lines["algo-2"]]
         return lines
 
-    fake = SmokeSageMaker(script=[fails(RELAUNCH), completes(300)], region=DEV.region, account=DEV.account,
+    fake = SmokeSageMaker(script=[fails(RELAUNCH), completes(300, describes_to_finish=2)], region=DEV.region, account=DEV.account,
                           scenario=broken, metrics=False)
     result = run_smoke(cli, monkeypatch, name, fake)
     assert result.code == 1
@@ -183,7 +190,7 @@ def test_a_broken_platform_fails_its_rows_and_exits_1(cli, machine, monkeypatch)
                                         f"{name}): the channel did not read the object just written")
     assert rows["fsx-mount"][0] == "FAIL" and rows["fsx-mount"][1].startswith(f"algo-2 (failed) of {fake.seen[1]};")
     assert rows["metrics"][0] == "FAIL" and "algo-1, algo-2" in rows["metrics"][1]
-    assert "smoke dev: 8 pass, 3 fail, 1 skip" in result.err
+    assert "smoke dev: 10 pass, 3 fail, 1 skip" in result.err
 
 
 class RunningFollower:
@@ -201,7 +208,7 @@ class RunningFollower:
 
 def test_a_refused_metrics_read_fails_that_row_and_still_prints_the_table(cli, machine, monkeypatch) -> None:
     name = "smoke-e2e-no-metrics-read"
-    fake = SmokeSageMaker(script=[fails(RELAUNCH), completes(300)], region=DEV.region, account=DEV.account,
+    fake = SmokeSageMaker(script=[fails(RELAUNCH), completes(300, describes_to_finish=2)], region=DEV.region, account=DEV.account,
                           scenario=healthy(name))
     monkeypatch.setattr(smoke.SmokeClients, "cloudwatch", _refusing("cloudwatch", "get_metric_data",
                                                                      "AccessDeniedException"))
@@ -223,7 +230,7 @@ def test_ctrl_c_while_waiting_asks_as_start_follow_does(cli, machine, monkeypatc
 
     monkeypatch.setattr(smoke, "wait", ctrl_c)
     monkeypatch.setattr(smoke, "interrupted", lambda clients, target, arn: asked.append(arn) or 130)
-    fake = SmokeSageMaker(script=[fails(RELAUNCH), completes(300)], region=DEV.region, account=DEV.account,
+    fake = SmokeSageMaker(script=[fails(RELAUNCH), completes(300, describes_to_finish=2)], region=DEV.region, account=DEV.account,
                           scenario=healthy("smoke-ctrl-c"))
     result = run_smoke(cli, monkeypatch, "smoke-ctrl-c", fake)
     assert result.code == 130 and result.out == ""
@@ -356,8 +363,21 @@ def observed(jobs: list[smoke.JobFacts] | None = None, status: str = "SUCCEEDED"
                 job_facts(SECOND, {h: good_lines(SECOND, 1, NONCE, FIRST) for h in HOSTS}, billable=300)]
     published = {"type": "TaskSucceeded", "taskSucceededEventDetails": {"resourceType": "sns", "resource": "publish"}}
     hosts = {f"{SECOND}/{h}" for h in HOSTS} if metric_hosts is None else metric_hosts
-    return smoke.Observed({"status": status, "name": NONCE, "output": json.dumps(SUMMARY), **described},
-                          [published] if events is None else events, jobs, NONCE, has_fsx, gpu, hosts, timed_out)
+    facts = smoke.Observed({"status": status, "name": NONCE, "output": json.dumps(SUMMARY), **described},
+                           [published, asked(found=True)] if events is None else events, jobs, NONCE, has_fsx, gpu,
+                           hosts, timed_out)
+    facts.searched = {j.launch.job_name for j in jobs}
+    return facts
+
+
+def asked(found: bool) -> dict[str, Any]:
+    """The history event of the stall watchdog's FilterLogEvents question, as Step Functions records an AWS SDK task
+    (resourceType `aws-sdk:cloudwatchlogs`, the answer as JSON text, PascalCase)."""
+    events = [{"LogStreamName": f"{SECOND}/algo-1-1764325200", "Timestamp": 1764325260000,
+               "Message": "smoke_started=1 python=3.12.8"}] if found else []
+    return {"type": "TaskSucceeded", "taskSucceededEventDetails": {
+        "resourceType": "aws-sdk:cloudwatchlogs", "resource": "filterLogEvents",
+        "output": json.dumps({"Events": events, "SearchedLogStreams": []})}}
 
 
 def by_check(o: smoke.Observed) -> dict[str, smoke.Result]:
@@ -368,6 +388,33 @@ def test_every_row_passes_on_healthy_facts() -> None:
     rows = by_check(observed())
     assert {k: r.status for k, r in rows.items() if r.status != PASS} == {"efa": SKIP}
     assert rows["cost"].detail.startswith("$0.0476: 420 billable s over 2 job(s) on 2 x ml.c5.xlarge at $0.408/h")
+
+
+def test_the_watchdog_row_fails_without_a_question_a_finding_or_an_answer() -> None:
+    published = {"type": "TaskSucceeded", "taskSucceededEventDetails": {"resourceType": "sns", "resource": "publish"}}
+    never = by_check(observed(events=[published]))["watchdog"]
+    assert never.status == FAIL and never.detail.startswith("the run never asked for progress")
+    empty = by_check(observed(events=[published, asked(found=False), asked(found=False)]))["watchdog"]
+    assert empty.status == FAIL and empty.detail.startswith("2 question(s) found no smoke_started= line")
+    refused = {"type": "TaskFailed", "taskFailedEventDetails": {
+        "resourceType": "aws-sdk:cloudwatchlogs", "resource": "filterLogEvents",
+        "error": "CloudWatchLogs.CloudWatchLogsException", "cause": "User is not authorized to perform: "
+        "logs:FilterLogEvents (Service: CloudWatchLogs, Status Code: 400, Request ID: 1)"}}
+    failed = by_check(observed(events=[published, refused]))["watchdog"]
+    assert failed.status == FAIL and "logs:FilterLogEvents on /aws/sagemaker/TrainingJobs" in failed.detail
+    # one finding among empty answers passes: the question works
+    found = by_check(observed(events=[published, asked(found=False), asked(found=True)]))["watchdog"]
+    assert found.status == PASS and found.detail.startswith("FilterLogEvents found a smoke:started line in 1 of 2")
+
+
+def test_the_job_search_row_fails_when_search_misses_a_job_or_is_refused() -> None:
+    facts = observed()
+    facts.searched = {FIRST}
+    row = by_check(facts)["job-search"]
+    assert row.status == FAIL and row.detail.startswith(f"Search by the tag training-platform:execution-arn missed "
+                                                        f"{SECOND}: the job reaper would not find them")
+    facts.read_errors["search"] = "AccessDeniedException: not authorized to perform: sagemaker:Search"
+    assert by_check(facts)["job-search"].detail.endswith("; the credentials need sagemaker:Search")
 
 
 def test_a_failed_run_names_its_error_and_cause() -> None:

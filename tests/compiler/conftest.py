@@ -82,6 +82,7 @@ def rejects(make):
 
 @pytest.fixture(scope="module")
 def definition() -> dict[str, Any]:
-    """The first shipped workload's definition in dev, for the definition checks to plant problems in."""
-    workload = loaded().workloads("dev")[0]
+    """A shipped workload's definition in dev (gpt-smddp: its run may stop its own job, and relaunches on capacity
+    failures), for the definition checks to plant problems in."""
+    workload = next(w for w in loaded().workloads("dev") if w.name == "gpt-smddp")
     return sm.build_definition(sm.spec_for(workload, ENVIRONMENTS["dev"]))

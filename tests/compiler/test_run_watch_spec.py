@@ -1,10 +1,12 @@
-"""The spec keys that bound a run's waits (issue 21): `capacity_retry.capacity_window_minutes` and
-`stall_watchdog`, with their defaults, their boundaries and the errors that name the field and the fix."""
+"""The spec keys that bound a run's waits (issues 21 and 32): `capacity_retry.capacity_window_minutes` and
+`stall_watchdog`, with their defaults, their boundaries and the errors that name the field and the fix; and who
+bounds the wait for instances (the run, SageMaker's MaxPendingTimeInSeconds, or spot's max_wait)."""
 
 from __future__ import annotations
 
 import pytest
 
+from compiler import state_machine as sm
 from compiler.state_machine import poll
 from compiler.state_machine.machine import spec_for
 
@@ -20,7 +22,45 @@ def test_the_capacity_window_defaults_to_ten_minutes(make, envs) -> None:
 def test_the_capacity_window_takes_one_minute_to_a_day(make, envs, minutes: int) -> None:
     workload = make(capacity_retry={"capacity_window_minutes": minutes})
     assert workload.capacity_retry.capacity_window_minutes == minutes
-    assert spec_for(workload, envs["dev"]).capacity_window_polls == minutes * 60 // poll.POLL_SECONDS
+    spec = spec_for(workload, envs["dev"])
+    assert spec.capacity_window_polls * spec.waiting.poll_seconds >= minutes * 60
+
+
+@pytest.mark.parametrize(("types", "minutes", "bound"), [
+    # MaxPendingTimeInSeconds "takes effect only for ... accelerated computing instance types, such as instances in
+    # the ml.p, ml.g, and ml.trn families", from 1800 seconds.
+    (("ml.g5.2xlarge",), 30, poll.SAGEMAKER),
+    (("ml.g5.2xlarge",), 29, poll.RUN),  # below SageMaker's minimum: the run's own window
+    (("ml.p4d.24xlarge", "ml.p5.48xlarge"), 60, poll.SAGEMAKER),
+    (("ml.g5.48xlarge",), 1440, poll.SAGEMAKER),
+    (("ml.c5.xlarge",), 60, poll.RUN),  # a CPU type: SageMaker's limit has no effect on it
+])
+def test_max_pending_time_only_where_sagemaker_applies_it(make, envs, types, minutes: int, bound: str) -> None:
+    workload = make(instance_type=types[0], distribution=..., capacity_retry={
+        "capacity_window_minutes": minutes, **({"fallback_instance_types": list(types[1:])} if types[1:] else {})})
+    spec = spec_for(workload, envs["dev"])
+    assert spec.waiting.bound == bound
+    assert spec.waiting.pending_limit == (minutes * 60 if bound == poll.SAGEMAKER else None)
+    train = next(s for s in sm.build_definition(spec)["States"].values() if s.get("Resource") == sm.CREATE_RESOURCE)
+    assert train["Parameters"]["StoppingCondition"].get("MaxPendingTimeInSeconds") == spec.waiting.pending_limit
+
+
+def test_spot_leaves_the_wait_to_max_wait(make, envs) -> None:
+    workload = make(instance_type="ml.g5.2xlarge", use_spot_instances=True, max_run=3600, max_wait=7200,
+                    checkpoints=True, capacity_retry={"capacity_window_minutes": 45})
+    spec = spec_for(workload, envs["dev"])
+    assert (spec.waiting.bound, spec.waiting.pending_limit, spec.capacity_window_polls) == (poll.SPOT, None, 0)
+    # looks while waiting or running are spaced for max_wait, the longer of the two limits
+    assert spec.training_poll_seconds == poll.training_poll_seconds(7200, spec.attempts, False)
+
+
+def test_long_windows_space_the_waiting_looks_to_fit_the_history(make, envs) -> None:
+    # A day's window on 11 attempts a minute apart would take 11 x 1440 x 13 events: the looks move apart instead.
+    workload = make(capacity_retry={"capacity_window_minutes": 1440, "max_attempts": 10})
+    waits = spec_for(workload, envs["dev"]).waiting
+    assert waits.poll_seconds > poll.POLL_SECONDS and waits.poll_seconds % 60 == 0
+    assert waits.history_events <= poll.WAITING_BUDGET + 2 * 11 * poll.WAITING_LOOK_EVENTS
+    assert waits.window_looks * waits.poll_seconds >= 1440 * 60
 
 
 @pytest.mark.parametrize("value", [0, 1441, 2.5, "10"])
@@ -67,6 +107,19 @@ def test_a_metric_that_is_not_defined_is_refused_naming_the_fix(rejects) -> None
 def test_watchdog_values_outside_their_bounds_are_refused(rejects, key: str, value, words: tuple[str, ...]) -> None:
     rejects(f"stall_watchdog.{key}", *words, metric_definitions=METRICS,
             stall_watchdog={"metric": "train:loss", key: value})
+
+
+def test_the_watchdog_looks_for_the_metrics_text_in_the_jobs_log(make) -> None:
+    workload = make(metric_definitions=METRICS, stall_watchdog={"metric": "train:loss"})
+    assert workload.stall_watchdog.log_pattern == "%loss=%"
+
+
+@pytest.mark.parametrize("regex", ["([0-9.]+)", "(loss|acc)=([0-9.]+)", "(?i)loss=([0-9.]+)", "a|bcd=(\\d+)", "ab(\\d)"])
+def test_a_metric_without_text_to_look_for_is_refused_naming_the_fix(rejects, regex: str) -> None:
+    message = rejects("stall_watchdog.metric", "requires no piece of literal text", "e.g. 'train_loss=([0-9.]+)'",
+                      metric_definitions=[{"Name": "train:loss", "Regex": regex}],
+                      stall_watchdog={"metric": "train:loss"})
+    assert repr(regex) in message
 
 
 def test_an_unknown_watchdog_key_is_refused(rejects) -> None:

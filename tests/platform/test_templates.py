@@ -297,8 +297,10 @@ def test_shared_job_policies_hold_one_statement_each_and_no_group_creation(synth
         (statement,) = policy["Properties"]["PolicyDocument"]["Statement"]
         statements[statement["Sid"]] = statement
     assert set(statements) == {"EcrLogin", "DescribeJobNetwork", "PutTrainingMetrics", "CreateJobInterfaces",
-                               "ManageJobInterfaces", "WriteTrainingLogs"}
+                               "ManageJobInterfaces", "ListTrainingLogs"}
     assert "logs:CreateLogGroup" not in json.dumps(statements)
+    # Writing a stream is each workload's own (its jobs' streams only): nothing shared may write one.
+    assert "logs:PutLogEvents" not in json.dumps(statements) and "logs:CreateLogStream" not in json.dumps(statements)
     assert statements["PutTrainingMetrics"]["Condition"] == {"StringLike": {"cloudwatch:namespace": "/aws/sagemaker/*"}}
     assert "ec2:Vpc" in statements["ManageJobInterfaces"]["Condition"]["ArnEquals"]
     # execution roles are per workload; the one role here is the log-group settings function's

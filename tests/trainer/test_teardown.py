@@ -45,6 +45,15 @@ def _python(code: str, timeout: int = 60) -> subprocess.CompletedProcess:
     ("raise RuntimeError('boom')", 1, "RuntimeError: boom"),
     ("raise SystemExit(3)", 3, ""),
     ("raise KeyboardInterrupt", 130, "KeyboardInterrupt"),
+    # Python's own meanings: sys.exit("why") prints why and fails, sys.exit() succeeds...
+    ("sys.exit('data shards missing under /opt/ml/input/data/train')", 1, "data shards missing under"),
+    ("sys.exit()", 0, ""),
+    ("raise SystemExit(None)", 0, ""),
+    ("raise SystemExit(True)", 1, ""),
+    # ...except a status whose low byte is 0, which the kernel would report as success: a failed run never exits 0
+    ("raise SystemExit(256)", 1, ""),
+    ("return 512", 1, ""),
+    ("raise SystemExit(-1)", 255, ""),
 ])
 def test_exit_process_leaves_with_mains_code_and_flushed_output(body, code, printed):
     """os._exit skips Python's own flush at exit: what main printed into a pipe must still arrive."""

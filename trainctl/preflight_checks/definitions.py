@@ -12,6 +12,7 @@ from compiler import state_machine as sm
 from compiler.facts import placeholders as ph
 from compiler.facts import samples
 from compiler.pipeline import CompiledWorkload
+from compiler.state_machine.recovery import NOT_FOUND_CAUSE
 from trainctl.preflight_checks.base import FAIL, PASS, SKIP, Context, Result
 
 
@@ -62,24 +63,27 @@ def definitions(ctx: Context) -> list[Result]:
 
 
 PROBE_JOB = "trainctl-preflight-no-such-job"
+NOT_FOUND_TEXT = NOT_FOUND_CAUSE.strip("*")
 
 
 def missing_training_job(ctx: Context) -> list[Result]:
-    """Which error the account's SageMaker gives for a job that does not exist: the definitions count only
-    ResourceNotFound from "Describe job" as "not created"; any other answer makes such a run stop the job by name and
-    end `Unknown` (docs/aws-assumptions.md). Information, never a failure: both paths are handled."""
+    """Which answer the account's SageMaker gives for a job that does not exist: the definitions read
+    `ValidationException` "Requested resource not found." (what the service is reported to send) and the modelled
+    ResourceNotFound as "not created"; any other answer makes such a run stop the job by name and end `Unknown`
+    (docs/aws-assumptions.md). Information, never a failure: both paths are safe."""
     name = "missing-training-job"
     try:
         ctx.aws.client("sagemaker").describe_training_job(TrainingJobName=PROBE_JOB)
     except ClientError as error:
         code = error.response.get("Error", {}).get("Code", "")
-        if code == "ResourceNotFound":
-            return [Result(name, PASS, "DescribeTrainingJob of a missing job answers ResourceNotFound: a run whose "
-                           "job was never created ends as not created")]
+        message = error.response.get("Error", {}).get("Message", "")
+        if code == "ResourceNotFound" or (code == "ValidationException" and NOT_FOUND_TEXT in message):
+            return [Result(name, PASS, f"DescribeTrainingJob of a missing job answers {code} ({message}): a run "
+                           "whose job was never created ends as not created, with SageMaker's message")]
         if code == "ValidationException":
-            return [Result(name, PASS, "DescribeTrainingJob of a missing job answers ValidationException, not "
-                           "ResourceNotFound: a run whose job was never created stops it by name and ends Unknown "
-                           "(\"unknown, stopped\") instead of not created")]
+            return [Result(name, PASS, f"DescribeTrainingJob of a missing job answers ValidationException without "
+                           f"\"{NOT_FOUND_TEXT}\" ({message}): a run whose job was never created stops it by name and "
+                           "ends Unknown (\"unknown, stopped\") instead of not created")]
         raise
     return [Result(name, PASS, f"a training job named {PROBE_JOB} exists in the account, so the answer for a missing "
                    "job could not be seen")]

@@ -120,12 +120,25 @@ def orderly(close: Callable[[], None], code: int, seconds: float = TEARDOWN_SECO
     return code
 
 
+def exit_code(value: object) -> int:
+    """The status a `SystemExit` (or `main`'s return) leaves with, as Python's own exit gives it, except that a
+    failure never reads as success: None is 0; an integer is its status, but one whose low byte is 0 (256, 512: the
+    kernel keeps 8 bits, so Python would exit 0) is EXIT_FAILED; anything else (`sys.exit("message")`) is printed to
+    standard error, as Python prints it, and is EXIT_FAILED."""
+    if value is None:
+        return 0
+    if isinstance(value, int):
+        return value if value == 0 or value % 256 else EXIT_FAILED
+    print(value, file=sys.stderr)
+    return EXIT_FAILED
+
+
 def exit_process(main: Callable[[list[str]], int], argv: list[str]) -> None:
     """The entry point's last word: run `main`, then leave with its code without finalizing the interpreter."""
     try:
-        code = main(argv)
+        code = exit_code(main(argv))
     except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else EXIT_FAILED
+        code = exit_code(exc.code)
     except KeyboardInterrupt:
         traceback.print_exc()
         code = EXIT_INTERRUPTED_BY_USER

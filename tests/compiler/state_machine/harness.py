@@ -97,15 +97,15 @@ class Deployed:
         return self.requests[self.instance_type(attempt)] if self.spec.variants else self.spec.request
 
     def run(self, execution_input: Any, script: list[Outcome] | None = None, name: str | None = None,
-            throttle: int = 0, describe_throttle: int = 0, missing: str = "ValidationException") -> Run:
+            throttle: int = 0, describe_throttle: int = 0, **fake_settings: Any) -> Run:
         """Start one execution (always named) and wait for its end; a str input is sent as it is.
 
         `throttle`: how many of the first CreateTrainingJob calls SageMaker answers with throttling;
-        `describe_throttle`: the same for the definition's DescribeTrainingJob calls; `missing`: the error a
-        describe of a job that does not exist gets (moto's ValidationException, or the modelled ResourceNotFound).
+        `describe_throttle`: the same for the definition's DescribeTrainingJob calls; `fake_settings`: other
+        FakeSageMaker fields (stopping_looks, pending_stop, ingest_seconds, unfinished_searches).
         """
         fake = FakeSageMaker(script=list(script or []), region=REGION, throttle=throttle,
-                             describe_throttle=describe_throttle, missing=missing)
+                             describe_throttle=describe_throttle, **fake_settings)
         name = name or f"run-{next(_names)}"
         payload = execution_input if isinstance(execution_input, str) else json.dumps(execution_input)
         with installed(fake):
@@ -118,7 +118,8 @@ class Deployed:
             while (described := self.sfn.describe_execution(executionArn=arn))["status"] == "RUNNING":
                 assert time.monotonic() < deadline, "execution did not finish in 60 s"
                 time.sleep(0.02)
-        history = self.sfn.get_execution_history(executionArn=arn, maxResults=1000)["events"]
+        history = [event for page in self.sfn.get_paginator("get_execution_history").paginate(executionArn=arn)
+                   for event in page["events"]]
         messages = self.sqs.receive_message(QueueUrl=self.queue_url, MaxNumberOfMessages=10).get("Messages", [])
         for m in messages:
             self.sqs.delete_message(QueueUrl=self.queue_url, ReceiptHandle=m["ReceiptHandle"])
@@ -171,6 +172,8 @@ def expected_request(d: Deployed, job_name: str, execution_tag: str, overrides: 
         request["ResourceConfig"]["InstanceCount"] = overrides["instance_count"]
     if "max_run" in overrides:
         request["StoppingCondition"]["MaxRuntimeInSeconds"] = overrides["max_run"]
+    if d.spec.waiting.pending_limit is not None:  # the run's own control, beside what the SDK sends
+        request["StoppingCondition"]["MaxPendingTimeInSeconds"] = d.spec.waiting.pending_limit
     return request
 
 

@@ -2,7 +2,8 @@
 
 Each spec stands for one behaviour of the state machine: fallback instance types after a capacity failure, the
 generic Estimator's `str()` encoding, a heterogeneous cluster, a spec with every kind of hyperparameter (and
-names that need bracket notation) for hostile execution inputs, and the stall watchdog.
+names that need bracket notation) for hostile execution inputs, the stall watchdog, a wait for instances that
+SageMaker bounds (MaxPendingTimeInSeconds), and managed spot.
 """
 
 from __future__ import annotations
@@ -75,7 +76,22 @@ WATCHED = {
 PREFERENCES = {**GENERIC, "name": "sm-preferences",
                "capacity_retry": {"max_attempts": 2, "wait_seconds": 60, "instance_preferences": True,
                                   "fallback_instance_types": ["ml.m5.2xlarge", "ml.c5.2xlarge"]}}
-SPECS = {spec["name"]: spec for spec in (FALLBACK, FALLBACK_EFA, GENERIC, HETERO, HOSTILE, WATCHED, PREFERENCES)}
+# Accelerated types only and a window of 45 minutes (at least SageMaker's 30): SageMaker bounds the wait with
+# StoppingCondition.MaxPendingTimeInSeconds; one capacity relaunch, onto the fallback.
+PENDING = {
+    "name": "sm-pending", **PYTORCH, "instance_type": "ml.g5.12xlarge", "instance_count": 1, "checkpoints": True,
+    "max_run": 3600, "hyperparameters": {"max_steps": 100},
+    "capacity_retry": {"max_attempts": 1, "wait_seconds": 60, "capacity_window_minutes": 45,
+                       "fallback_instance_types": ["ml.g5.24xlarge"]},
+}
+# Managed spot: SageMaker bounds the wait for spot capacity with max_wait (2 hours here), never the run's window.
+SPOT = {
+    "name": "sm-spot", **PYTORCH, "instance_type": "ml.g5.2xlarge", "instance_count": 1, "checkpoints": True,
+    "max_run": 3600, "use_spot_instances": True, "max_wait": 7200, "hyperparameters": {"max_steps": 100},
+    "capacity_retry": {"max_attempts": 1, "wait_seconds": 60, "fallback_instance_types": ["ml.g5.4xlarge"]},
+}
+SPECS = {spec["name"]: spec for spec in (FALLBACK, FALLBACK_EFA, GENERIC, HETERO, HOSTILE, WATCHED, PREFERENCES,
+                                         PENDING, SPOT)}
 
 
 def write_project(root: Path, specs: dict[str, dict[str, Any]]) -> Project:

@@ -1,19 +1,30 @@
-"""Step Functions' SageMaker (and CloudWatch GetMetricData) integrations for moto's interpreter, backed by a
-scripted SageMaker, for tests.
+"""Step Functions' SageMaker and CloudWatch Logs integrations for moto's interpreter, backed by a scripted SageMaker
+that answers as AWS documents it (each behaviour's source: docs/aws-assumptions.md, "The scripted SageMaker").
 
 The definitions call SageMaker only through AWS SDK integrations (`arn:aws:states:::aws-sdk:sagemaker:*`). moto's
 own aws-sdk tasks would call moto's SageMaker, which finishes every job at once. `installed()` swaps in, for the
 duration of a test, `StateTaskServiceSdk`, which sends CreateTrainingJob, DescribeTrainingJob and StopTrainingJob to
-`FakeSageMaker`, and CloudWatch's GetMetricData to the same fake (the stall watchdog's question):
+`FakeSageMaker`, and CloudWatch Logs' FilterLogEvents (the stall watchdog's question) to the job log it keeps:
 
+- time is virtual: every Wait state and Retry delay moves the fake's clock on by its seconds (each state entered
+  by a tenth of a second), and `$$.State.EnteredTime` reads it, in Step Functions' own format
+  (`2026-11-28T23:58:00.000Z`), so windows and timestamps behave as they would over hours, in milliseconds;
 - CreateTrainingJob records the request exactly as it reached "SageMaker", throttles the first `throttle` calls,
   refuses a request that breaks the service model (a hyperparameter value over 2,500 characters, a tag value outside
   the Tag.Value pattern), otherwise follows a script of outcomes (throttle, quota error, capacity failure, failure,
   success, a job that never starts, a job that stalls, ...) and creates the job in moto's SageMaker backend, with
   TrainingJobStatus InProgress and SecondaryStatus Starting;
 - each DescribeTrainingJob moves the job one step along its outcome's timeline (e.g. Training, then Completed), so
-  the definition's poll loop sees the job progress as it would on AWS;
-- StopTrainingJob makes the job Stopping; the next describe finds it Stopped;
+  the definition's poll loop sees the job progress as it would on AWS; SageMaker's own time limits act on the
+  virtual clock: a job still pending after the request's MaxPendingTimeInSeconds is Stopped, a spot job not done
+  after MaxWaitTimeInSeconds is Stopped with SecondaryStatus MaxWaitTimeExceeded;
+- a name no job has is answered `ValidationException: Requested resource not found.` (what the service sends, not
+  the ResourceNotFound its model lists);
+- StopTrainingJob makes the job Stopping (for `stopping_looks` describes), then Stopped;
+- a training job writes its log: a progress line (`step N train_loss=... tokens_per_sec=...`) every minute while
+  its outcome says it progresses, and an unrelated line every minute all along, to the stream `<job>/algo-1-<epoch>`;
+  a line can be found `ingest_seconds` after its own timestamp; FilterLogEvents answers with the first line of the
+  job's streams since StartTime that the filter pattern (CloudWatch Logs' `%regex%` form) finds;
 - errors are named as AWS SDK integrations name them (developer guide, "AWS SDK service integrations"):
   `SageMaker.<Name>Exception` for a modelled error, `SageMaker.SageMakerException` for the others (throttling,
   validation, 5xx), with the Cause the AWS SDK for Java 2.x writes: `<message> (Service: SageMaker, Status Code:
@@ -28,8 +39,11 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import datetime
 import functools
 import json
+import math
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -53,6 +67,7 @@ from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name
 from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name_type import StatesErrorNameType
 from moto.stepfunctions.parser.asl.component.common.path import result_path
 from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
+from moto.stepfunctions.parser.asl.component.state import state as state_module
 from moto.stepfunctions.parser.asl.component.state.exec.state_task import state_task_factory
 from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_aws_sdk import (
     StateTaskServiceAwsSdk,
@@ -65,15 +80,26 @@ from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
 
 from compiler.sdk.service_model import validate_request
 from compiler.state_machine import poll
+from compiler.state_machine.integrations import SDK_SERVICES
 
 POLL_PAUSE_SECONDS = 0.005
 RUNNING = ("InProgress", "Training")
 STARTING = ("InProgress", "Starting")
+PENDING = ("InProgress", "Pending")
+# 23:58 on the last day of a leap-year February: the first minutes of a run cross a day, a month and the 29th.
+CLOCK_START = datetime.datetime(2028, 2, 29, 23, 58, tzinfo=datetime.UTC)
+STATE_SECONDS = 0.1  # virtual time each state entered takes
+LINE_SECONDS = 60  # a training job writes a progress line (and an unrelated one) every minute
 
 
 def sdk_cause(message: str, status: int = 400, request_id: str = "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0") -> str:
     """The Cause of an AWS SDK integration's error: the AWS SDK for Java 2.x's exception message."""
     return f"{message} (Service: SageMaker, Status Code: {status}, Request ID: {request_id})"
+
+
+def client_error(code: str, message: str, operation: str, request_id: str = "8e9f") -> ClientError:
+    return ClientError({"Error": {"Code": code, "Message": message},
+                        "ResponseMetadata": {"HTTPStatusCode": 400, "RequestId": request_id}}, operation)
 
 
 @dataclass
@@ -88,17 +114,21 @@ class Outcome:
     billable_seconds: int = 3600
     training_seconds: int = 3700
     describes_to_finish: int = 1  # describes that find the job InProgress before its end
-    progress_looks: int | None = None  # GetMetricData looks that find a new datapoint (None: every one)
+    silent: tuple[tuple[float, float], ...] = ()  # (from, to) minutes of training without progress lines
     starting_looks: int = 0  # describes that find the job still waiting for instances (Starting) first
+    waiting: tuple[str, str] = STARTING  # how SageMaker reports the wait for instances (Starting or Pending)
+    steps: tuple[tuple[str, str], ...] = ()  # an explicit timeline, one step a describe (overrides the kind's)
     selects: int = 0  # with InstancePreferences: the index of the type SageMaker launches the job on
 
     def timeline(self) -> list[tuple[str, str]]:
         """(TrainingJobStatus, SecondaryStatus) after each describe; the last one stays."""
-        waiting = [STARTING] * self.starting_looks
+        if self.steps:
+            return list(self.steps)
+        waiting = [self.waiting] * self.starting_looks
         if self.kind == "fail":
             return [*waiting, ("Failed", "Failed")]
         if self.kind == "waiting":
-            return [STARTING]
+            return [self.waiting]
         if self.kind in ("running", "stall"):
             return [*waiting, RUNNING]
         return [*waiting, *[RUNNING] * self.describes_to_finish, ("Completed", "Completed")]
@@ -122,14 +152,17 @@ def algorithm_error() -> Outcome:
     return fails("AlgorithmError: ExecuteUserScriptError: ExitCode 1 ErrorMessage \"RuntimeError: CUDA error\"")
 
 
-def never_starts() -> Outcome:
-    """SageMaker keeps the job waiting for instances (SecondaryStatus Starting) and never fails it."""
-    return Outcome("waiting", billable_seconds=0, training_seconds=0)
+def never_starts(waiting: tuple[str, str] = STARTING) -> Outcome:
+    """SageMaker keeps the job waiting for instances (Starting, or Pending) and never fails it."""
+    return Outcome("waiting", billable_seconds=0, training_seconds=0, waiting=waiting)
 
 
-def stalls(progress_looks: int = 0) -> Outcome:
-    """The job trains, its metric has new datapoints for `progress_looks` looks, then none; it never ends."""
-    return Outcome("stall", progress_looks=progress_looks, billable_seconds=1800, training_seconds=1800)
+def stalls(progress_minutes: float = 0, quiet_start_minutes: float = 0) -> Outcome:
+    """The job trains: it writes progress lines for `progress_minutes` (after `quiet_start_minutes` of start-up:
+    image download, compile, checkpoint load), then none; it never ends."""
+    silent = ((0, quiet_start_minutes),) if quiet_start_minutes else ()
+    return Outcome("stall", silent=(*silent, (quiet_start_minutes + progress_minutes, math.inf)),
+                   billable_seconds=1800, training_seconds=1800)
 
 
 def running() -> Outcome:
@@ -163,11 +196,58 @@ def throttled() -> Outcome:
     return api_error("SageMaker.SageMakerException", sdk_cause("Rate exceeded", request_id="5e6f7a8b"))
 
 
-def quota_exceeded() -> Outcome:
+def quota_exceeded(instance_type: str = "ml.p5.48xlarge", limit: int = 2, used: int = 2) -> Outcome:
+    """SageMaker's quota answer, in the words aws/amazon-sagemaker-examples#1543 and
+    gabehollombe-aws/jupyter-notebooks#1 quote it."""
     return api_error("SageMaker.ResourceLimitExceededException",
-                     sdk_cause("The account-level service limit 'ml.p5.48xlarge for training job usage' is 2 "
-                               "Instances, with current utilization of 2 Instances and a request delta of 2 "
-                               "Instances."))
+                     sdk_cause(f"The account-level service limit '{instance_type} for training job usage' is {limit} "
+                               f"Instances, with current utilization of {used} Instances and a request delta of 2 "
+                               "Instances. Please contact AWS support to request an increase for this limit."))
+
+
+@dataclass
+class Clock:
+    """The virtual time of one execution."""
+
+    now: datetime.datetime = CLOCK_START
+
+    def advance(self, seconds: float) -> None:
+        self.now += datetime.timedelta(seconds=seconds)
+
+    @property
+    def ms(self) -> int:
+        return int(self.now.timestamp() * 1000)
+
+    def entered(self) -> str:
+        """`$$.State.EnteredTime` as Step Functions writes it (developer guide, "Accessing the Context object")."""
+        self.advance(STATE_SECONDS)
+        return self.now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{self.now.microsecond // 1000:03d}Z"
+
+
+@dataclass
+class JobLog:
+    """What one job has written to its log so far: from `start_ms` (its first Training look), a progress line every
+    minute but while `silent`, and an unrelated line every minute all along."""
+
+    stream: str
+    start_ms: int  # when the job first reported Training
+    silent: tuple[tuple[float, float], ...]  # (from, to) minutes after start_ms
+
+    def last_progress(self, until_ms: int) -> int | None:
+        """The timestamp of the last progress line written by `until_ms`."""
+        return max((t for t, m in self.lines(until_ms) if "train_loss=" in m), default=None)
+
+    def lines(self, until_ms: int) -> list[tuple[int, str]]:
+        """(timestamp, message) of every line up to `until_ms`, oldest first."""
+        out = []
+        step = 0
+        for t in range(self.start_ms, until_ms + 1, LINE_SECONDS * 1000):
+            out.append((t, "[algo-1] INFO heartbeat: data loader alive"))
+            minutes = (t + 500 - self.start_ms) / 60_000
+            if not any(low <= minutes < high for low, high in self.silent):
+                step += 10
+                out.append((t + 500, f"step {step} train_loss=2.{step % 1000:03d} tokens_per_sec=181234.5"))
+        return [line for line in out if line[0] <= until_ms]
 
 
 @dataclass
@@ -176,29 +256,38 @@ class FakeSageMaker:
 
     script: list[Outcome]
     region: str = "us-east-1"
+    account: str = DEFAULT_ACCOUNT_ID  # moto keeps one SageMaker per account
     throttle: int = 0  # how many of the first calls are throttled, whatever they ask
-    describe_throttle: int = 0  # how many of the first DescribeTrainingJob calls are throttled
+    describe_throttle: int = 0  # how many DescribeTrainingJob calls in a row are throttled (after the first `after`)
+    describe_throttle_after: int = 0
+    stopping_looks: int = 0  # describes that find a stopped job still Stopping
+    pending_stop: tuple[str, str] = ("Stopped", "Stopped")  # how a job stopped by MaxPendingTimeInSeconds reads
+    ingest_seconds: float = 5  # how long after its timestamp a log line can be found
+    unfinished_searches: int = 0  # how many FilterLogEvents answers say "no line yet, more to search" (NextToken)
     calls: list[dict[str, Any]] = field(default_factory=list)  # every CreateTrainingJob request received
     throttled: int = 0  # the calls answered with throttling
     created: list[dict[str, Any]] = field(default_factory=list)  # the ones that created a job
     refused: list[list[str]] = field(default_factory=list)  # the service-model problems of each refused call
     stopped: list[str] = field(default_factory=list)
     describes: int = 0  # DescribeTrainingJob calls of the definition, throttled ones included
-    missing: str = "ValidationException"  # how DescribeTrainingJob answers for a missing job (or "ResourceNotFound")
     stop_calls: list[str] = field(default_factory=list)  # every StopTrainingJob, for a job or not
+    stopped_ms: dict[str, int] = field(default_factory=dict)  # job -> when the run stopped it (virtual)
     timelines: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # job -> steps still to come
     outcomes: dict[str, Outcome] = field(default_factory=dict)  # job -> its outcome
-    metric_queries: list[dict[str, Any]] = field(default_factory=list)  # every GetMetricData request
-    looks: dict[str, int] = field(default_factory=dict)  # job -> GetMetricData looks so far
+    created_ms: dict[str, int] = field(default_factory=dict)  # job -> when it was created (virtual)
+    logs: dict[str, JobLog] = field(default_factory=dict)  # job -> its log, once it trained
+    log_queries: list[dict[str, Any]] = field(default_factory=list)  # every FilterLogEvents request (API casing)
+    log_answers: list[dict[str, Any]] = field(default_factory=list)  # and its answer
     waits: list[int] = field(default_factory=list)  # Retry delays and Wait states other than the poll loop's
     poll_waits: list[int] = field(default_factory=list)  # the poll loop's waits (for instances, while training)
+    clock: Clock = field(default_factory=Clock)
 
     @functools.cached_property
     def client(self) -> Any:
         return boto3.client("sagemaker", region_name=self.region)
 
     def _job(self, name: str) -> Any:
-        return sagemaker_backends[DEFAULT_ACCOUNT_ID][self.region].training_jobs[name]
+        return sagemaker_backends[self.account][self.region].training_jobs[name]
 
     def _set(self, name: str, status: tuple[str, str]) -> None:
         job = self._job(name)
@@ -222,6 +311,7 @@ class FakeSageMaker:
         self._set(name, STARTING)
         self.timelines[name] = outcome.timeline()
         self.outcomes[name] = outcome
+        self.created_ms[name] = self.clock.ms
         job = self._job(name)
         job.billable_time_in_seconds = outcome.billable_seconds
         job.training_time_in_seconds = outcome.training_seconds
@@ -237,7 +327,7 @@ class FakeSageMaker:
         return {"TrainingJobArn": response["TrainingJobArn"]}, outcome
 
     def exists(self, name: str) -> bool:
-        return name in sagemaker_backends[DEFAULT_ACCOUNT_ID][self.region].training_jobs
+        return name in sagemaker_backends[self.account][self.region].training_jobs
 
     def status(self, name: str) -> tuple[str, str]:
         job = self._job(name)
@@ -247,25 +337,42 @@ class FakeSageMaker:
         """StopTrainingJob: SageMaker answers a ValidationException for a job that does not exist or has ended."""
         self.stop_calls.append(name)
         if not self.exists(name) or self.status(name)[0] != "InProgress":
-            raise ClientError({"Error": {"Code": "ValidationException", "Message": "Requested resource not found."},
-                               "ResponseMetadata": {"HTTPStatusCode": 400, "RequestId": "8e9f"}}, "StopTrainingJob")
+            raise client_error("ValidationException", "Requested resource not found.", "StopTrainingJob")
         self.stopped.append(name)
+        self.stopped_ms[name] = self.clock.ms
         self._set(name, ("Stopping", "Stopping"))
-        self.timelines[name] = [("Stopped", "Stopped")]
+        self.timelines[name] = [("Stopping", "Stopping")] * self.stopping_looks + [("Stopped", "Stopped")]
+
+    def _limits(self, name: str, step: tuple[str, str]) -> tuple[str, str]:
+        """SageMaker's own time limits on the virtual clock (StoppingCondition of the job's request)."""
+        request = next(r for r in self.created if r["TrainingJobName"] == name)
+        stopping = request.get("StoppingCondition", {})
+        waited = (self.clock.ms - self.created_ms[name]) / 1000
+        if step in (STARTING, PENDING) and name not in self.logs and \
+                waited >= stopping.get("MaxPendingTimeInSeconds", float("inf")):
+            return self.pending_stop
+        if request.get("EnableManagedSpotTraining") and step[0] == "InProgress" and \
+                waited >= stopping.get("MaxWaitTimeInSeconds", float("inf")):
+            return ("Stopped", "MaxWaitTimeExceeded")
+        return step
 
     def describe_call(self, name: str) -> dict[str, Any]:
         """DescribeTrainingJob from the definition: throttled first if the test asks; moves the job one step on."""
         self.describes += 1
-        if self.describes <= self.describe_throttle:
-            raise ClientError({"Error": {"Code": "ThrottlingException", "Message": "Rate exceeded"},
-                               "ResponseMetadata": {"HTTPStatusCode": 400, "RequestId": "7d8e"}},
-                              "DescribeTrainingJob")
-        if not self.exists(name) and self.missing == "ResourceNotFound":
-            raise self.client.exceptions.ResourceNotFound(
-                {"Error": {"Code": "ResourceNotFound", "Message": f"Training job {name} does not exist."},
-                 "ResponseMetadata": {"HTTPStatusCode": 400, "RequestId": "9f0a"}}, "DescribeTrainingJob")
+        if self.describe_throttle_after < self.describes <= self.describe_throttle_after + self.describe_throttle:
+            raise client_error("ThrottlingException", "Rate exceeded", "DescribeTrainingJob", "7d8e")
+        if not self.exists(name):
+            raise client_error("ValidationException", "Requested resource not found.", "DescribeTrainingJob", "9f0a")
         steps = self.timelines.get(name)
-        if steps:
+        if steps and self.status(name)[0] == "InProgress":
+            step = self._limits(name, steps[0] if len(steps) == 1 else steps.pop(0))
+            if step[0] == "Stopped":
+                self.timelines[name] = [step]
+            self._set(name, step)
+            if step == RUNNING and name not in self.logs:
+                self.logs[name] = JobLog(stream=f"{name}/algo-1-{self.clock.ms // 1000}", start_ms=self.clock.ms,
+                                         silent=self.outcomes[name].silent)
+        elif steps:
             self._set(name, steps[0] if len(steps) == 1 else steps.pop(0))
         return self.describe(name)
 
@@ -274,23 +381,31 @@ class FakeSageMaker:
         response.pop("ResponseMetadata", None)
         return json.loads(json.dumps(response, default=str))
 
-    def metric_data(self, request: dict[str, Any]) -> dict[str, Any]:
-        """GetMetricData for one job's progress metric: a datapoint, under every query, on the looks the job's outcome
-        says it progresses; SageMaker's job metrics carry the Host dimension (`<job>/algo-1`) or TrainingJobName."""
-        self.metric_queries.append(copy.deepcopy(request))
-        names = set()
-        for query in request["MetricDataQueries"]:
-            [dimension] = query["MetricStat"]["Metric"]["Dimensions"]
-            names.add(dimension["Value"].removesuffix("/algo-1") if dimension["Name"] == "Host" else dimension["Value"])
-        [name] = names
-        self.looks[name] = self.looks.get(name, 0) + 1
-        outcome = self.outcomes.get(name)
-        progress = outcome is not None and (outcome.progress_looks is None or self.looks[name] <= outcome.progress_looks)
-        return {"MetricDataResults": [{"Id": q["Id"], "Label": q["MetricStat"]["Metric"]["MetricName"],
-                                       "Timestamps": [request["EndTime"]] if progress else [],
-                                       "Values": [1.0] if progress else [], "StatusCode": "Complete"}
-                                      for q in request["MetricDataQueries"]],
-                "Messages": []}
+    def filter_log_events(self, request: dict[str, Any]) -> dict[str, Any]:
+        """FilterLogEvents on /aws/sagemaker/TrainingJobs: the first line since startTime, of the streams named with
+        the prefix, that the pattern finds and that reached CloudWatch Logs by now (oldest first)."""
+        self.log_queries.append(copy.deepcopy(request))
+        if len(self.log_queries) <= self.unfinished_searches:
+            answer: dict[str, Any] = {"events": [], "searchedLogStreams": [], "nextToken": "more-to-search"}
+            self.log_answers.append(answer)
+            return answer
+        assert request["logGroupName"] == "/aws/sagemaker/TrainingJobs"
+        pattern = request["filterPattern"]
+        assert pattern.startswith("%") and pattern.endswith("%"), pattern
+        found = re.compile(pattern[1:-1])
+        visible = self.clock.ms - self.ingest_seconds * 1000
+        events = []
+        for log in self.logs.values():
+            if not log.stream.startswith(request["logStreamNamePrefix"]):
+                continue
+            events += [{"logStreamName": log.stream, "timestamp": t, "message": m, "ingestionTime": t + 5000,
+                        "eventId": f"{t}{index:04d}"}
+                       for index, (t, m) in enumerate(log.lines(int(visible)))
+                       if t >= request["startTime"] and found.search(m)]
+        answer = {"events": sorted(events, key=lambda e: e["timestamp"])[:request.get("limit", 10_000)],
+                  "searchedLogStreams": []}
+        self.log_answers.append(answer)
+        return answer
 
 
 _CURRENT: list[FakeSageMaker] = []
@@ -317,12 +432,18 @@ class StateTaskServiceSdk(StateTaskServiceAwsSdk):
     """moto's aws-sdk tasks, with SageMaker's describe and stop served by FakeSageMaker and errors named as AWS does."""
 
     _FAKED = {("sagemaker", "describe_training_job"), ("sagemaker", "stop_training_job"),
-              ("sagemaker", "create_training_job"), ("cloudwatch", "get_metric_data")}
+              ("sagemaker", "create_training_job"), ("logs", "filter_log_events")}
 
     @staticmethod
     def _normalise_service_error_name(service_name: str) -> str:
         # The "Exception prefix" column of the developer guide's AWS SDK integrations table.
-        return {"sagemaker": "SageMaker", "cloudwatch": "CloudWatch"}.get(service_name, service_name)
+        return {"sagemaker": "SageMaker", "cloudwatch": "CloudWatch", "logs": "CloudWatchLogs",
+                "cloudwatchlogs": "CloudWatchLogs"}.get(service_name, service_name)
+
+    def _get_boto_service_name(self, boto_service_name: str | None = None) -> str:
+        # The service names of the developer guide's table, as botocore names them (`cloudwatchlogs`: logs).
+        name = super()._get_boto_service_name(boto_service_name)
+        return SDK_SERVICES[name].botocore_name if name in SDK_SERVICES else name
 
     def _operation(self) -> Any:
         client = boto3.client(self._get_boto_service_name(), region_name="us-east-1")
@@ -341,11 +462,11 @@ class StateTaskServiceSdk(StateTaskServiceAwsSdk):
             env.stack.append(_pascal_cased(env.stack.pop(), operation.output_shape))
             return
         fake = _CURRENT[-1]
-        if service == "cloudwatch":
+        if service == "logs":
             operation = self._operation()
             request = _api_cased(normalised_parameters, operation.input_shape)
             validate_parameters(request, operation.input_shape)  # what botocore would send, or a ParamValidationError
-            env.stack.append(fake.metric_data(request))
+            env.stack.append(_pascal_cased(fake.filter_log_events(request), operation.output_shape))
             return
         if action == "create_training_job":
             response, outcome = fake.create(normalised_parameters)
@@ -396,6 +517,20 @@ _ext_jsonpath = functools.lru_cache(maxsize=4096)(jsonpath_ng.ext.parse)
 _jsonpath = functools.lru_cache(maxsize=4096)(jsonpath_ng.parse)
 
 
+class _Entered:
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def isoformat(self) -> str:
+        return self.text
+
+
+def _virtual_datetime(clock: Clock) -> SimpleNamespace:
+    """The `datetime` module as moto's state evaluation sees it: `now()` is the virtual clock's entry time."""
+    return SimpleNamespace(timezone=datetime.timezone,
+                           datetime=SimpleNamespace(now=lambda tz=None: _Entered(clock.entered())))
+
+
 @contextlib.contextmanager
 def installed(fake: FakeSageMaker) -> Iterator[FakeSageMaker]:
     """Route SageMaker tasks to `fake`, make Retry/Wait delays instant and parses cached, for one `with` block.
@@ -411,7 +546,8 @@ def installed(fake: FakeSageMaker) -> Iterator[FakeSageMaker]:
 
     def no_wait(self: Any, env: Any, wait_seconds: int) -> None:
         state = env.states.context_object.context_object_data.get("State", {}).get("Name")
-        if state in (poll.WAIT, poll.TRAINING_WAIT):
+        fake.clock.advance(wait_seconds)
+        if state in (poll.WAIT, poll.TRAINING_WAIT, poll.WAIT_FOR_INSTANCES):
             fake.poll_waits.append(wait_seconds)
             # A moment in place of the minute: other threads (a test's second execution, StopExecution) get to run,
             # and a stop ends the wait as it does moto's own (`WaitFunction._wait_interval`).
@@ -419,11 +555,16 @@ def installed(fake: FakeSageMaker) -> Iterator[FakeSageMaker]:
         else:
             fake.waits.append(wait_seconds)
 
+    def retry_sleep(seconds: float) -> None:
+        fake.clock.advance(seconds)
+        fake.waits.append(seconds)  # type: ignore[arg-type]
+
     _CURRENT.append(fake)
     try:
         with (
             mock.patch.object(state_task_factory, "state_task_service_for", factory),
-            mock.patch.object(retrier_decl, "time", SimpleNamespace(sleep=fake.waits.append)),
+            mock.patch.object(retrier_decl, "time", SimpleNamespace(sleep=retry_sleep)),
+            mock.patch.object(state_module, "datetime", _virtual_datetime(fake.clock)),
             mock.patch.object(WaitFunction, "_wait_interval", no_wait),
             mock.patch.object(ExecutionWorker, "_get_evaluation_entrypoint", _entrypoint),
             mock.patch.object(json_path, "parse", _ext_jsonpath),

@@ -117,16 +117,11 @@ THROTTLED_CAUSE = sage.throttled().reason  # "Rate exceeded (Service: SageMaker,
 
 
 # The names the AWS SDK integration reports (docs/aws-assumptions.md): throttling under the generic name with the
-# service's message in the cause (SageMaker's "Rate exceeded", or AWS's common "request throttling" wording); the
-# modelled quota error with the Exception suffix.
-@pytest.mark.parametrize(("error", "cause"), [
-    ("SageMaker.SageMakerException", THROTTLED_CAUSE),
-    ("SageMaker.SageMakerException", sage.sdk_cause("The request was denied due to request throttling.")),
-    ("SageMaker.ResourceLimitExceededException", sage.quota_exceeded().reason),
-])
-def test_throttling_and_quota_errors_are_retried(name: str, error: str, cause: str, deployed) -> None:
+# service's message in the cause (SageMaker's "Rate exceeded", or AWS's common "request throttling" wording).
+@pytest.mark.parametrize("cause", [THROTTLED_CAUSE, sage.sdk_cause("The request was denied due to request throttling.")])
+def test_throttling_is_retried(name: str, cause: str, deployed) -> None:
     d = deployed[name]
-    refusal = sage.api_error(error, cause)
+    refusal = sage.api_error("SageMaker.SageMakerException", cause)
     run = d.run({}, [refusal, refusal, sage.completes()])
     assert run.status == "SUCCEEDED", run.cause
     assert len(run.fake.calls) == 3 and len(run.fake.created) == 1
@@ -135,13 +130,30 @@ def test_throttling_and_quota_errors_are_retried(name: str, error: str, cause: s
     check_requests(d, run, {})
 
 
+def test_a_quota_refusal_ends_the_run_naming_the_quota_and_its_fix(name: str, deployed, specs) -> None:
+    # SageMaker's quota answer (ResourceLimitExceeded, the modelled error): no job, and waiting does not raise a quota.
+    # A spec without fallback types ends at once, "not created", with SageMaker's message and how to raise it.
+    d, spec = deployed[name], specs[name]
+    if len({v.instance_type for v in spec.variants}) > 1:
+        pytest.skip("a spec with fallback types moves to the next one (test_fallbacks.py)")
+    quota = sage.quota_exceeded(spec.instance_type, limit=0, used=0)
+    run = d.run({}, [quota, sage.completes()])
+    assert (run.status, run.error) == ("FAILED", "TrainingJobNotCreated")
+    assert len(run.fake.calls) == 1 and run.fake.created == [] and run.fake.waits == []
+    assert run.fake.stop_calls == []  # nothing to stop: no job exists
+    assert f"The account-level service limit '{spec.instance_type} for training job usage' is 0 Instances" in run.cause
+    assert "raise that quota in Service Quotas" in run.cause
+    assert "add capacity_retry.fallback_instance_types" in run.cause
+    assert run.notifications[0]["status"] == "NotCreated"
+
+
 def test_refused_request_is_reported_without_a_job(name: str, deployed) -> None:
     d = deployed[name]
-    # SageMaker's describe says no job of the name exists (its modelled ResourceNotFound): not created, no stop.
-    run = d.run({}, [sage.api_error("SageMaker.ResourceInUseException", "a training job with this name exists")],
-                missing="ResourceNotFound")
+    # SageMaker's describe says no job of the name exists ("Requested resource not found."): not created, no stop,
+    # and no wait: the answer is final.
+    run = d.run({}, [sage.api_error("SageMaker.ResourceInUseException", "a training job with this name exists")])
     assert (run.status, run.error) == ("FAILED", "TrainingJobNotCreated")
-    assert run.fake.stop_calls == []
+    assert run.fake.stop_calls == [] and run.fake.waits == []
     assert "SageMaker.ResourceInUseException: a training job with this name exists" in run.cause
     assert run.fake.created == []
     assert run.notifications[0]["status"] == "NotCreated"

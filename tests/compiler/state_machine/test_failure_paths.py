@@ -1,7 +1,8 @@
-"""Failure paths where the run cannot tell whether a job exists (issue 21), executed in moto.
+"""Failure paths where the run cannot tell whether a job exists (issues 21 and 32), executed in moto.
 
-(a) CreateTrainingJob's wait fails and DescribeTrainingJob fails too: the run stops the job by name and reports it
-    as unknown, stopped, never "not created" (unless SageMaker says no job of that name exists).
+(a) CreateTrainingJob fails and DescribeTrainingJob fails too: the run stops the job by name and reports it as
+    unknown, stopped; it reports "not created" only when SageMaker says no job of that name exists (its answer to a
+    name no job has: "Requested resource not found."), and a throttled look-up is repeated first.
 (b) A server error (5xx) on CreateTrainingJob that did create the job: the run finds the job and waits on it; it
     neither repeats the call under the same name nor stops its own healthy job.
 """
@@ -10,14 +11,13 @@ from __future__ import annotations
 
 import pytest
 
+from compiler.state_machine import definition as sm_definition
 from tests.compiler.state_machine import sagemaker_sync as sage
 from tests.compiler.state_machine.conftest import NAMES
 from tests.compiler.state_machine.harness import Deployed
 
-# The describe's retry of `SageMaker.SageMakerException`: 4 repeats, 5 s doubling; the look-up after a 5xx: 2.
-DESCRIBE_WAITS = [5, 10, 20, 40]
+# The look-up after a 5xx: 2 repeats, 5 s doubling.
 LOOKUP_WAITS = [5, 10]
-STOP_WAITS = [5, 10, 20]
 POLL = 60
 
 
@@ -30,11 +30,16 @@ def shipped(deployed) -> Deployed:
 
 
 def test_a_job_whose_wait_and_describe_both_fail_is_stopped_and_reported_unknown(shipped: Deployed) -> None:
-    # The job exists and runs; the create's answer is lost and every describe (1 + 4 retries) is throttled.
-    run = shipped.run({}, [sage.lost()], describe_throttle=5)
+    # The job exists and runs; the create's answer is lost and every describe is throttled: the look-up is repeated
+    # THROTTLE_RETRIES times (jittered, growing waits), then the job is stopped by name.
+    run = shipped.run({}, [sage.lost()], describe_throttle=1 + sm_definition.THROTTLE_RETRIES)
     [request] = run.fake.calls
     name = request["TrainingJobName"]
     assert run.fake.stopped == [name], run.history[-3:]
+    assert run.fake.describes == 1 + sm_definition.THROTTLE_RETRIES
+    delays = sm_definition.throttle_delays()
+    assert len(run.fake.waits) == len(delays)
+    assert all(low <= wait <= high for wait, (low, high) in zip(run.fake.waits, delays, strict=True))
     assert (run.status, run.error) == ("FAILED", "TrainingJobFailed")
     assert "Unknown after 1 attempt(s): unknown, stopped: CreateTrainingJob failed (States.TaskFailed" in run.cause
     assert f"StopTrainingJob was sent for {name} in case the job exists" in run.cause
@@ -43,28 +48,28 @@ def test_a_job_whose_wait_and_describe_both_fail_is_stopped_and_reported_unknown
     assert note["failure_reason"].startswith("unknown, stopped: ")
 
 
-def test_an_unexplained_create_error_stops_by_name_harmlessly_when_no_job_exists(shipped: Deployed) -> None:
-    # Neither a refusal, throttling nor a server error, and the describe fails (moto: ValidationException, which the
-    # aws-sdk integration names SageMaker.SageMakerException): the stop is sent, fails, and the run says unknown.
-    cause = sage.sdk_cause("Something else", 409, "3c")
+def test_a_throttled_look_up_within_its_budget_finds_the_job_and_waits_on_it(shipped: Deployed) -> None:
+    # One throttled describe fewer than the budget: the job is found, waited on, and completes; nothing is stopped.
+    run = shipped.run({}, [sage.lost()], describe_throttle=sm_definition.THROTTLE_RETRIES)
+    assert run.status == "SUCCEEDED", run.cause
+    assert run.fake.stop_calls == [] and len(run.fake.calls) == 1
+    assert len(run.fake.waits) == sm_definition.THROTTLE_RETRIES
+
+
+def test_a_job_that_never_existed_ends_not_created_with_sagemakers_message(shipped: Deployed) -> None:
+    # Neither a refusal, throttling nor a server error (PassRole denied, say), and DescribeTrainingJob answers as it
+    # does for a name no job has (ValidationException "Requested resource not found.", reported by the AWS SDK
+    # integration as SageMaker.SageMakerException): the run ends "not created" at once, with the create's message;
+    # no retry of the describe, no stop of a job that never existed.
+    cause = sage.sdk_cause("User: arn:aws:sts::111111111111:assumed-role/dev-sm/x is not authorized to perform: "
+                           "iam:PassRole on resource: arn:aws:iam::111111111111:role/dev-exec", 400, "3c")
     run = shipped.run({}, [sage.api_error("SageMaker.SageMakerException", cause)])
-    [request] = run.fake.calls
-    assert run.fake.created == [] and run.fake.stopped == []
-    # The missing job's ValidationException reaches the stop as SageMaker.SageMakerException, which it repeats 3
-    # times (the name it shares with throttling), 5 s doubling, before it lets the error go.
-    assert run.fake.stop_calls == [request["TrainingJobName"]] * 4
-    assert (run.status, run.error) == ("FAILED", "TrainingJobFailed")
-    assert f"unknown, stopped: CreateTrainingJob failed (SageMaker.SageMakerException: {cause})" in run.cause
-    assert "DescribeTrainingJob failed (SageMaker.SageMakerException: " in run.cause
-    assert run.fake.waits == DESCRIBE_WAITS + STOP_WAITS
-
-
-def test_resource_not_found_from_the_describe_proves_no_job_exists(shipped: Deployed) -> None:
-    cause = sage.sdk_cause("Something else", 409, "3c")
-    run = shipped.run({}, [sage.api_error("SageMaker.SageMakerException", cause)], missing="ResourceNotFound")
     assert (run.status, run.error) == ("FAILED", "TrainingJobNotCreated")
-    assert run.fake.stop_calls == [] and run.fake.describes == 1
-    assert f"SageMaker.SageMakerException: {cause}" in run.cause
+    assert run.fake.created == [] and run.fake.stop_calls == []
+    assert run.fake.describes == 1 and run.fake.waits == []
+    assert f"NotCreated after 1 attempt(s): SageMaker.SageMakerException: {cause}" in run.cause
+    [note] = run.notifications
+    assert note["status"] == "NotCreated" and "iam:PassRole" in note["failure_reason"]
 
 
 # ------------------------------------------------------------------------------------------------- (b)

@@ -134,3 +134,42 @@ def test_heterogeneous_cluster_size_is_not_an_input(deployed_test, execution_inp
     assert run.cause == policy.messages()["keys"] == policy.check(execution_input)[0]
     assert "allowed (all optional): hyperparameters, max_run." in run.cause
     assert run.fake.calls == []
+
+
+# --------------------------------------------------------------------------------------------- quotas
+# A quota refusal (ResourceLimitExceeded) creates no job: the run moves to the next type of the schedule at once,
+# from the same budget of relaunches, and ends "not created" once it is spent.
+
+
+def test_a_quota_refusal_moves_to_the_next_type_at_once(deployed_test) -> None:
+    d: Deployed = deployed_test[FALLBACK]
+    run = d.run({}, [sage.quota_exceeded("ml.p5.48xlarge", limit=0, used=0), sage.completes()])
+    assert run.status == "SUCCEEDED", run.cause
+    refused, created = run.fake.calls
+    assert run.fake.created == [created] and run.fake.stop_calls == []
+    assert (refused["ResourceConfig"]["InstanceType"], created["ResourceConfig"]["InstanceType"]) == (
+        "ml.p5.48xlarge", "ml.p4de.24xlarge")
+    assert [job_parts(d.spec, c["TrainingJobName"])[1] for c in run.fake.calls] == [0, 1]
+    assert run.fake.waits == []  # no wait: waiting does not raise a quota
+    assert (run.output["attempts"], run.output["instance_type"]) == (2, "ml.p4de.24xlarge")
+    check_requests(d, run, {})
+
+
+def test_quota_refusals_past_the_budget_end_the_run_not_created(deployed_test) -> None:
+    d: Deployed = deployed_test[FALLBACK]
+    n = d.spec.capacity_relaunches
+    run = d.run({}, [sage.quota_exceeded(t, limit=0, used=0)
+                     for t in ("ml.p5.48xlarge", "ml.p4de.24xlarge", "ml.p4d.24xlarge") * 2][:n + 1])
+    assert (run.status, run.error) == ("FAILED", "TrainingJobNotCreated")
+    assert len(run.fake.calls) == n + 1 and run.fake.created == [] and run.fake.waits == []
+    assert "The account-level service limit 'ml.p4de.24xlarge for training job usage' is 0 Instances" in run.cause
+    assert "raise that quota in Service Quotas" in run.cause and "capacity relaunches are spent" in run.cause
+
+
+def test_a_quota_refusal_then_a_capacity_failure_share_one_budget(deployed_test) -> None:
+    d: Deployed = deployed_test[FALLBACK]
+    n = d.spec.capacity_relaunches
+    script = [sage.quota_exceeded(), *[sage.capacity_error() for _ in range(n)], sage.completes()]
+    run = d.run({}, script)
+    assert (run.status, run.error) == ("FAILED", "InsufficientCapacity")
+    assert len(run.fake.calls) == n + 1

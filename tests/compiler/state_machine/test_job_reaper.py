@@ -26,6 +26,8 @@ from botocore.exceptions import ClientError
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.sagemaker.models import sagemaker_backends
 from moto.sagemaker.responses import SageMakerResponse
+from moto.stepfunctions.parser.api import ExecutionStatus
+from moto.stepfunctions.parser.models import stepfunctions_parser_backends
 from moto.stepfunctions.parser.utils import TMP_THREADS
 
 from compiler.compilation.request import TAG_ENVIRONMENT, TAG_EXECUTION
@@ -259,6 +261,24 @@ def test_jobs_tagged_with_the_state_machine_are_stopped_only_when_none_of_its_ru
     assert reaped.fake.stop_calls == [orphan] and world.status_of(orphan) == "Stopping"
 
 
+def test_a_run_pending_redrive_keeps_its_job(world: World) -> None:
+    """The run was aborted, and its redrive accepted: DescribeExecution says PENDING_REDRIVE until it runs again."""
+    machine = world.workload()
+    run = world.start(machine)
+    job = world.job(run)
+    world.abort(run)
+    execution = next(e for sm in stepfunctions_parser_backends[DEFAULT_ACCOUNT_ID][REGION].state_machines
+                     for e in sm.executions if e.exec_arn == run)
+    execution.exec_status = ExecutionStatus.PENDING_REDRIVE
+
+    reaped = world.reap(run)
+
+    assert world.sfn.describe_execution(executionArn=run)["status"] == "PENDING_REDRIVE"
+    assert reaped.status == "SUCCEEDED", reaped.error
+    assert reaped.fake.stop_calls == [] and reaped.search.calls == []
+    assert world.status_of(job) == "InProgress"
+
+
 class _StopRefused(FakeSageMaker):
     """StopTrainingJob fails for the named jobs; `ended` of them finished meanwhile, the others still run."""
 
@@ -300,6 +320,32 @@ def test_a_job_left_running_fails_the_reaper_after_the_others_are_stopped(world:
     assert world.status_of(other) == "Stopping" and world.status_of(stubborn) == "InProgress"
     # Throttling and other unmodelled errors are retried before the job is looked at.
     assert reaped.fake.stop_calls.count(stubborn) == 1 + 5
+
+
+class _Unreadable(_StopRefused):
+    """StopTrainingJob fails for the named jobs, and DescribeTrainingJob then fails for them too."""
+
+    def describe_call(self, name: str) -> dict[str, Any]:
+        if name in self.refuse:
+            raise ClientError({"Error": {"Code": "InternalFailure", "Message": "We encountered an internal error."},
+                               "ResponseMetadata": {"HTTPStatusCode": 500, "RequestId": "5c"}}, "DescribeTrainingJob")
+        return super().describe_call(name)
+
+
+def test_a_job_whose_stop_and_describe_both_fail_fails_the_reaper_so_its_alarm_fires(world: World) -> None:
+    # The job may still bill: the reaper cannot say it stopped, so it fails (the environment's alarm on the reaper's
+    # failed executions: tests/platform/test_job_reaper.py), naming the run.
+    machine = world.workload()
+    ended = world.start(machine)
+    stuck = world.job(ended)
+    world.abort(ended)
+
+    reaped = world.reap(ended, fake=_Unreadable({stuck}, set()))
+
+    assert (reaped.status, reaped.error) == ("FAILED", reaper.JOBS_LEFT_RUNNING)
+    assert world.status_of(stuck) == "InProgress"
+    failed = [e for e in reaped.history if e["type"] == "ExecutionFailed"]
+    assert ended in failed[0]["executionFailedEventDetails"]["cause"]
 
 
 @pytest.mark.parametrize("execution_name", ["plain-run", "untaggable(run)"])

@@ -150,11 +150,11 @@ def test_a_server_error_is_retried_like_throttling(machines) -> None:
 
 def test_another_generic_error_is_not_retried(machines) -> None:
     # Neither a refusal, throttling nor a server error: not repeated. SageMaker's describe says no job of the name
-    # exists (ResourceNotFound): reported as not created. (A describe that fails otherwise: test_failure_paths.py.)
+    # exists ("Requested resource not found."): reported as not created. (A describe that fails otherwise:
+    # test_failure_paths.py.)
     d = machines("shipped")
     cause = sage.sdk_cause("Something else", 409, "3c")
-    run = d.run({}, [sage.api_error("SageMaker.SageMakerException", cause), sage.completes()],
-                missing="ResourceNotFound")
+    run = d.run({}, [sage.api_error("SageMaker.SageMakerException", cause), sage.completes()])
     assert (run.status, run.error) == ("FAILED", "TrainingJobNotCreated")
     assert f"SageMaker.SageMakerException: {cause}" in run.cause
     assert len(run.fake.calls) == 1

