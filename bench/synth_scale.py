@@ -2,14 +2,16 @@
 
 Each size runs in a fresh subprocess (a fresh jsii/Node kernel) that writes a temporary project (this project's
 cdk.json, cached lookups and training code, and that many workload specs: copies of the shipped ones under new
-names), synthesizes its `dev` stage with `stacks.app.build_app` (what `cdk synth` runs) and reports:
+names, each added to the readers of the FSx datasets its template reads in cdk.json, as `fsx.datasets` requires),
+synthesizes its `dev` stage with `stacks.app.build_app` (what `cdk synth` runs) and reports:
 
 - wall time of the whole synth process (Python start, imports, compile, synth, cdk-nag);
 - peak memory: the peak RSS of the Python process plus the peak RSS of each Node (jsii) descendant;
 - stacks, resources per stack (max) and the largest template, against CloudFormation's 500 / 1 MB limits.
 
 Usage: `.venv/bin/python bench/synth_scale.py [--sizes 0,10,100,1000]`
-From 500 workloads the generated project raises `workload_shards` (cdk.json) to 256, as `validate` asks at 64.
+From 500 workloads the generated project raises `workload_shards` (cdk.json) to 256 in every environment (synth checks
+them all), as `validate` asks at 64.
 Framework images are resolved from the SDK's data files without importing it, so the lookups are included.
 """
 
@@ -28,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from compiler.inputs.environments import CONTEXT_KEY, DEFAULT_WORKLOAD_SHARDS  # noqa: E402
+from compiler.inputs.environments import CONTEXT_KEY, DATASETS_DIRECTORY, DEFAULT_WORKLOAD_SHARDS  # noqa: E402
 
 
 def _peak_kib(pid: str) -> int:
@@ -58,16 +60,33 @@ def _descendants(pid: str = "self") -> list[str]:
     return found
 
 
-def generate(count: int, target: Path) -> None:
-    """`count` specs named w0000-<template>..., cycling through the shipped workloads."""
+def dataset_reads(raw: object) -> set[str]:
+    """The FSx datasets a spec's channels read (`directory_path: /datasets/<name>...`, in the base or an environment)."""
+    if isinstance(raw, dict):
+        path = raw.get("directory_path")
+        found = {path.strip("/").split("/")[1]} if isinstance(path, str) and path.strip("/").startswith(
+            f"{DATASETS_DIRECTORY}/") else set()
+        return found.union(*(dataset_reads(v) for v in raw.values()))
+    if isinstance(raw, list):
+        return set().union(*(dataset_reads(v) for v in raw))
+    return set()
+
+
+def generate(count: int, target: Path) -> dict[str, list[str]]:
+    """`count` specs named w0000-<template>..., cycling through the shipped workloads; returns, per FSx dataset, the
+    generated workloads that read it (cdk.json must name them among its readers, as it names the shipped ones)."""
     import yaml
 
     templates = sorted((ROOT / "workloads").glob("*.yaml"))
+    readers: dict[str, list[str]] = {}
     for i in range(count):
         source = templates[i % len(templates)]
         raw = yaml.safe_load(source.read_text())
         raw["name"] = f"w{i:04d}-{raw['name']}"[:40].rstrip("-")
         (target / f"{raw['name']}.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
+        for dataset in dataset_reads(raw):
+            readers.setdefault(dataset, []).append(raw["name"])
+    return readers
 
 
 def shards_for(count: int) -> int:
@@ -79,12 +98,19 @@ def project(count: int, root: Path) -> Path:
     """A project with this one's settings, lookups and training code, and `count` generated workloads."""
     root.mkdir()
     shutil.copy(ROOT / "cdk.context.json", root / "cdk.context.json")
-    settings = json.loads((ROOT / "cdk.json").read_text())
-    settings["context"][CONTEXT_KEY]["dev"]["workload_shards"] = shards_for(count)
-    (root / "cdk.json").write_text(json.dumps(settings, indent=2))
     shutil.copytree(ROOT / "training", root / "training", ignore=shutil.ignore_patterns("__pycache__"))
     (root / "workloads").mkdir()
-    generate(count, root / "workloads")
+    readers = generate(count, root / "workloads")
+    settings = json.loads((ROOT / "cdk.json").read_text())
+    environments = settings["context"][CONTEXT_KEY]
+    for env in environments.values():  # synth checks every environment, though it synthesizes dev only
+        env["workload_shards"] = shards_for(count)
+        # each copy reads the datasets its template reads, as a declared reader
+        declared = (env.get("fsx") or {}).get("datasets", {})
+        for dataset, names in readers.items():
+            if dataset in declared:
+                declared[dataset]["readers"] = [*declared[dataset].get("readers", []), *names]
+    (root / "cdk.json").write_text(json.dumps(settings, indent=2))
     return root
 
 

@@ -1,10 +1,13 @@
 """The one compile pipeline: what `trainctl validate`, `render`, `summary`, `review` and `cdk synth` all run.
 
-From the project's files to each workload's compiled result, with every check on the way: the cached zones, the
+From the project's files to the plan of every environment, with every check on the way: the cached zones, the
 images this project builds, the specs (per environment), each request against SageMaker's model at its longest,
 the state machine's definition, the deploy-time values it needs against those the environment provides, the code
-bundle (links, size, names) and the shards' sizes. Synth builds its constructs from these results after the
-pipeline passed, so nothing synth refuses for a spec passes validate, and each workload is compiled once.
+bundle (links, size, names) and the shards' sizes. The plan of an environment (`EnvironmentPlan`) holds what the
+CDK layer builds from, each decided once here: its compiled workloads, their shards with their sizes, the distinct
+code bundles with their files, the external repositories the jobs pull, the DNS firewall, the warnings. Synth builds
+its constructs from the plan after the pipeline passed, so nothing synth refuses passes validate, and nothing is
+computed twice.
 """
 
 from __future__ import annotations
@@ -18,11 +21,20 @@ from typing import Any
 from compiler import state_machine as sm
 from compiler.compilation import schedules
 from compiler.compilation.describe import workload_summary
-from compiler.compilation.stack_layout import alone_problem, layout_problems, too_large_alone
+from compiler.compilation.images import pulled_repositories
+from compiler.compilation.stack_layout import (
+    alone_problem,
+    layout_problems,
+    shard_of,
+    shard_stack_name,
+    shard_template_bytes,
+    too_large_alone,
+)
 from compiler.errors import Problem, SpecError
 from compiler.facts import placeholders as ph
 from compiler.facts.samples import sample_values
 from compiler.inputs import sourcedir
+from compiler.inputs.dns_firewall import DnsFirewallSettings
 from compiler.inputs.environments import Environment, zone_problems
 from compiler.inputs.image_builds import ImageBuild, image_builds
 from compiler.inputs.model import Code, Workload
@@ -42,6 +54,15 @@ WORKLOAD_NAMES = frozenset({ph.EXECUTION_ROLE_ARN, ph.TRAINING_SECURITY_GROUP_ID
 
 
 @dataclass(frozen=True)
+class Bundle:
+    """One distinct code bundle (the same code may ship in several workloads and environments): its files, scanned
+    once, which the CDK layer packs as they are."""
+
+    index: int  # its order among the project's bundles (stable: the order their workloads are compiled in)
+    scan: sourcedir.Scan
+
+
+@dataclass(frozen=True)
 class CompiledWorkload:
     """One workload compiled for one environment: everything the CLI prints and the CDK layer builds from."""
 
@@ -51,8 +72,14 @@ class CompiledWorkload:
     definition: str  # the state machine's definition, as the template holds it
     deploy_time_names: frozenset[str]  # the `${Name}`s the definition needs from DefinitionSubstitutions
     image: str  # the TrainingImage (a placeholder for an image this project builds)
-    bundle: sourcedir.Scan | None  # the code's files, or None for an image-only job
+    code: Bundle | None  # the code's bundle, or None for an image-only job
     summary: dict[str, Any]  # what the state machine's template metadata says of it (compiler/compilation/describe.py)
+    layout_bytes: int = 0  # what else it adds to its shard's template (its schedule)
+
+    @property
+    def bundle(self) -> sourcedir.Scan | None:
+        """The code's files (None for an image-only job)."""
+        return self.code.scan if self.code is not None else None
 
     @property
     def request(self) -> dict[str, Any]:
@@ -63,15 +90,48 @@ class CompiledWorkload:
         return self.workload.name
 
 
+@dataclass(frozen=True)
+class Shard:
+    """One stack of an environment's workloads (`compiler.compilation.stack_layout`): which, and how large."""
+
+    index: int
+    workloads: tuple[CompiledWorkload, ...]  # by name
+    template_bytes: int  # the estimate the size check used
+
+    @property
+    def stack_name(self) -> str:
+        return shard_stack_name(self.index)
+
+
+@dataclass
+class EnvironmentPlan:
+    """What one environment's stacks are built from, decided by the pipeline (the CDK layer only reads it)."""
+
+    environment: Environment
+    workloads: list[CompiledWorkload]  # by name
+    shards: list[Shard]  # by index; only shards that hold a workload
+    pulled_repositories: tuple[str, ...]  # ECR repositories of other accounts the jobs pull their images from
+
+    @property
+    def dns_firewall(self) -> DnsFirewallSettings:
+        return self.environment.dns_firewall
+
+    @property
+    def bundles(self) -> list[Bundle]:
+        """The distinct code bundles of the environment's workloads, in their order."""
+        found = {c.code.index: c.code for c in self.workloads if c.code is not None}
+        return [found[i] for i in sorted(found)]
+
+
 @dataclass
 class Compiled:
-    """Every workload of the project compiled for every environment it deploys to."""
+    """Every workload of the project compiled for every environment it deploys to, and each environment's plan."""
 
     project: Project
     environments: dict[str, Environment]
     images: dict[str, ImageBuild]
     loaded: Loaded
-    by_environment: dict[str, list[CompiledWorkload]] = field(default_factory=dict)
+    plans: dict[str, EnvironmentPlan] = field(default_factory=dict)
 
     @property
     def warnings(self) -> list[str]:
@@ -79,7 +139,10 @@ class Compiled:
 
     def workloads(self, env: str) -> list[CompiledWorkload]:
         """The compiled workloads of one environment, by name."""
-        return self.by_environment.get(env, [])
+        return self.plans[env].workloads if env in self.plans else []
+
+    def plan(self, env: str) -> EnvironmentPlan:
+        return self.plans[env]
 
 
 def provided_names(env: Environment, images: Collection[str], code: bool) -> frozenset[str]:
@@ -132,13 +195,14 @@ class _Bundles:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.scans: dict[tuple[Any, ...], sourcedir.Scan] = {}
+        self.found: dict[tuple[Any, ...], Bundle] = {}
 
-    def scan(self, code: Code) -> sourcedir.Scan:
+    def bundle(self, code: Code) -> Bundle:
         key = (code.source_dir, code.entry_point_path, code.dependencies)
-        if key not in self.scans:
-            self.scans[key] = sourcedir.scan(code.source_dir, code.entry_point_path, code.dependencies, self.root)
-        return self.scans[key]
+        if key not in self.found:
+            scan = sourcedir.scan(code.source_dir, code.entry_point_path, code.dependencies, self.root)
+            self.found[key] = Bundle(index=len(self.found), scan=scan)
+        return self.found[key]
 
 
 def compile_workload(workload: Workload, env: Environment, images: Collection[str],
@@ -157,15 +221,27 @@ def compile_workload(workload: Workload, env: Environment, images: Collection[st
     problems += request_credentials(workload, machine.request)
     missing = missing_names_problem(workload, env, names, provided_names(env, images, workload.code is not None))
     problems += [missing] if missing is not None else []
-    scan = bundles.scan(workload.code) if workload.code is not None else None
-    problems += bundle_problems(workload, scan, bundles.root) if scan is not None else []
-    alone = too_large_alone(definition, schedules.layout_bytes([workload], env.name).get(workload.name, 0))
+    code = bundles.bundle(workload.code) if workload.code is not None else None
+    problems += bundle_problems(workload, code.scan, bundles.root) if code is not None else []
+    extra = schedules.layout_bytes([workload], env.name).get(workload.name, 0)
+    alone = too_large_alone(definition, extra)
     if alone is not None:
         problems.append(alone_problem(workload.source, env, alone, len(machine.policy.budgets)))
     compiled = CompiledWorkload(workload=workload, environment=env, machine=machine, definition=definition,
-                                deploy_time_names=names, image=image, bundle=scan,
-                                summary=workload_summary(workload, env, training_image=image))
+                                deploy_time_names=names, image=image, code=code,
+                                summary=workload_summary(workload, env, training_image=image), layout_bytes=extra)
     return compiled, problems
+
+
+def shards(env: Environment, workloads: list[CompiledWorkload]) -> list[Shard]:
+    """The environment's workloads in their stable shards, each with the template size the layout check uses."""
+    groups: dict[int, list[CompiledWorkload]] = {}
+    for compiled in workloads:
+        groups.setdefault(shard_of(compiled.name, env.workload_shards), []).append(compiled)
+    return [Shard(index=index, workloads=tuple(sorted(groups[index], key=lambda c: c.name)),
+                  template_bytes=shard_template_bytes(c.definition for c in groups[index])
+                  + sum(c.layout_bytes for c in groups[index]))
+            for index in sorted(groups)]
 
 
 def project_images(project: Project, envs: Mapping[str, Environment]) -> dict[str, ImageBuild]:
@@ -192,10 +268,13 @@ def compile_project(project: Project, *, directory: Path | None = None) -> Compi
     for env in envs.values():
         results = [compile_workload(w, env, images, bundles) for w in loaded.workloads(env.name)]
         loaded.warnings.extend(schedules.budget_warnings(env, loaded.workloads(env.name), date.today()))
-        compiled.by_environment[env.name] = [result for result, _ in results]
+        workloads = sorted((result for result, _ in results), key=lambda c: c.name)
+        compiled.plans[env.name] = EnvironmentPlan(
+            environment=env, workloads=workloads, shards=shards(env, workloads),
+            pulled_repositories=tuple(pulled_repositories(c.image for c in workloads)))
         problems += [p for _, found in results for p in found]
-        problems += layout_problems(env, {c.name: c.definition for c in compiled.by_environment[env.name]},
-                                    schedules.layout_bytes(loaded.workloads(env.name), env.name))
+        problems += layout_problems(env, {c.name: c.definition for c in workloads},
+                                    {c.name: c.layout_bytes for c in workloads})
     if problems:
         raise SpecError(_once(problems))
     return compiled

@@ -1,7 +1,8 @@
 """Route 53 Resolver DNS Firewall on the training VPC: the names jobs need are allowed, every other query is
 answered NXDOMAIN (mode block) or let through and counted (mode alert).
 
-The names and the settings are the compiler's (`compiler.facts.dns_firewall`); this construct writes two domain lists, one
+The names and the settings are the compiler's
+(`compiler.facts.dns_firewall`, `compiler.inputs.dns_firewall`); this construct writes two domain lists, one
 rule group with two rules (ALLOW at priority 100 before the catch-all `*` at 200: a lower number is evaluated first)
 and its association with the VPC. The ALLOW rule trusts the targets of CNAMEs of an allowed name (AWS's service names
 redirect to names of their own, e.g. S3's regional aliases), so the allowlist lists the names jobs ask for, not the
@@ -17,7 +18,8 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_route53resolver as resolver
 from constructs import Construct
 
-from compiler.facts.dns_firewall import DnsFirewallSettings, allowed_domains
+from compiler.facts.dns_firewall import allowed_domains
+from compiler.inputs.dns_firewall import DnsFirewallSettings
 
 ALLOW_PRIORITY = 100
 CATCH_ALL_PRIORITY = 200

@@ -28,7 +28,7 @@ its own two statements (pull from the build, push to the repository) to it.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from fnmatch import fnmatchcase
 from pathlib import Path
 
@@ -42,7 +42,7 @@ from aws_cdk import aws_logs as logs
 from cdk_ecr_deployment import DockerImageName, ECRDeployment
 from constructs import Construct
 
-from compiler.inputs.tracked import docker_exclude, tracked_files, untracked_paths
+from compiler.inputs.image_builds import context_excludes
 from platform_constructs.checkov import acknowledge_check
 from platform_constructs.function_logs import role_and_logs
 from platform_constructs.nag import acknowledge_required_wildcards
@@ -73,6 +73,7 @@ class TrainingImageRepository(Construct):
         untagged_image_days: int = 7,
         log_retention: logs.RetentionDays = logs.RetentionDays.ONE_YEAR,
         build_tag_prefix: str = "build-",
+        exclude: Sequence[str] | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         build_tags = f"{build_tag_prefix}*"
@@ -108,7 +109,8 @@ class TrainingImageRepository(Construct):
         self.asset = ecr_assets.DockerImageAsset(
             self, "Image", directory=str(build_context), file=dockerfile, build_args=dict(build_args or {}),
             platform=ecr_assets.Platform.LINUX_AMD64,  # the build context's .dockerignore leaves caches out
-            exclude=untracked_excludes(Path(build_context), dockerfile, self.node.path),
+            exclude=list(exclude) if exclude is not None else untracked_excludes(Path(build_context), dockerfile,
+                                                                                  self.node.path),
             ignore_mode=cdk.IgnoreMode.DOCKER,
         )
         self.image_tag = f"{build_tag_prefix}{self.asset.asset_hash}"
@@ -129,22 +131,12 @@ class TrainingImageRepository(Construct):
 
 
 def untracked_excludes(context: Path, dockerfile: str, where: str) -> list[str]:
-    """Docker ignore patterns for every file of `context` git does not track (none outside git); refuses an
-    untracked Dockerfile (the CDK always keeps it) and a name the pattern syntax cannot exclude exactly."""
-    tracked = tracked_files(context)
-    if tracked is None:
-        return []
-    if Path(dockerfile).as_posix() not in tracked:
-        raise ValueError(f"{where}: {context / dockerfile} is not tracked by git; the image is built from tracked "
-                         "files only (git add it)")
-    paths = untracked_paths(context, tracked)
-    patterns = {path: docker_exclude(path) for path in paths}
-    unsayable = [path for path, pattern in patterns.items() if pattern is None]
-    if unsayable:
-        raise ValueError(f"{where}: untracked {', '.join(map(repr, unsayable))} in {context} cannot be excluded from "
-                         "the image by a Docker ignore pattern (leading or trailing space, # or ! first, a line "
-                         "break); remove or rename it")
-    return [pattern for pattern in patterns.values() if pattern is not None]
+    """The construct used on its own (no `exclude` given): the compiler's patterns for the context's untracked
+    files (`compiler.inputs.image_builds.context_excludes`, which validate applies to the project's images)."""
+    patterns, refusal = context_excludes(context, dockerfile)
+    if refusal is not None:
+        raise ValueError(f"{where}: {refusal}")
+    return patterns
 
 
 class ImageCopier(Construct):

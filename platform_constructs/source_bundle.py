@@ -1,8 +1,9 @@
 """A workload's code as a CDK file asset: `sourcedir.tar.gz`, packed by the compiler's rules, written once per content.
 
-The compiler decides what the bundle holds (`compiler.inputs.sourcedir.scan`) and how it is packed; this construct writes
-the file (under the project's build folder, named by its content hash, so identical code is one file and one asset)
-and makes it an asset that `cdk deploy` uploads. The archive is byte-reproducible, so the asset's hash, and every
+The compiler decides what the bundle holds (the plan's `Bundle`: the files `compiler.inputs.sourcedir.scan` found,
+checked by the pipeline) and how it is packed; this construct writes the file (under the project's build folder,
+named by its content hash, so identical code is one file and one asset) and makes it an asset that `cdk deploy`
+uploads. The archive is byte-reproducible, so the asset's hash, and every
 state machine that names it, changes only when a file of the code does.
 """
 
@@ -15,16 +16,12 @@ from pathlib import Path
 from aws_cdk import aws_s3_assets as s3_assets
 from constructs import Construct
 
-from compiler.errors import Problem, SpecError
 from compiler.inputs import sourcedir
-from compiler.inputs.model import Code
 
 
-def write_bundle(code: Code, project_root: Path, build_dir: Path) -> Path:
-    """The bundle's file, written atomically the first time this content is seen; raises SpecError naming problems."""
-    scan = sourcedir.scan(code.source_dir, code.entry_point_path, code.dependencies, project_root)
-    if scan.problems:
-        raise SpecError([Problem("code", str(code.source_dir or code.entry_point_path), p) for p in scan.problems])
+def write_bundle(scan: sourcedir.Scan, build_dir: Path) -> Path:
+    """The bundle's file (the pipeline's scan, whose problems stopped validate), written atomically the first time
+    this content is seen."""
     build_dir.mkdir(parents=True, exist_ok=True)
     handle, tmp = tempfile.mkstemp(dir=build_dir, suffix=".tmp")
     try:

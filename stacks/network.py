@@ -8,8 +8,6 @@ from typing import Any
 import aws_cdk as cdk
 from constructs import Construct
 
-from compiler.compilation.images import pulled_repositories
-from compiler.facts.dns_firewall import CONTEXT_KEY, settings_for
 from compiler.inputs.environments import Environment
 from platform_constructs.dns_firewall import TrainingDnsFirewall
 from platform_constructs.function_logs import provider_functions_log_to_own_groups
@@ -22,7 +20,7 @@ class NetworkStack(cdk.Stack):
     own EFA-ready job group and the rules that admit it), VPC endpoints, flow logs."""
 
     def __init__(self, scope: Construct, construct_id: str, *, settings: Environment,
-                 removal_policy: cdk.RemovalPolicy, training_images: Sequence[str] = (), **kwargs: Any) -> None:
+                 removal_policy: cdk.RemovalPolicy, pulled_repositories: Sequence[str] = (), **kwargs: Any) -> None:
         super().__init__(scope, construct_id, description=f"Training platform network ({settings.name})", **kwargs)
         self.network = TrainingNetwork(
             self, "Network",
@@ -30,14 +28,14 @@ class NetworkStack(cdk.Stack):
             vpc_cidr=settings.vpc_cidr, training_subnet_mask=settings.training_subnet_mask,
             nat_gateway=settings.nat_gateway, lustre=settings.has_fsx,
             external_data_buckets=settings.external_data_buckets,
-            # The images of other accounts the workloads pull, as the pipeline resolved them (a spec change updates
-            # the policy in place).
-            pulled_repositories=pulled_repositories(training_images),
+            # The repositories of other accounts the workloads pull, from the plan (a spec change updates the policy
+            # in place).
+            pulled_repositories=list(pulled_repositories),
             flow_log_retention=retention(settings.log_retention_days),
             removal_policy=removal_policy,
         )
         # DNS firewall (docs/security.md): the names jobs need, then BLOCK (production) or ALERT (elsewhere) by default.
-        firewall = settings_for(settings.name, settings.production, self.node.try_get_context(CONTEXT_KEY))
+        firewall = settings.dns_firewall
         self.dns_firewall: TrainingDnsFirewall | None = None
         if firewall.mode != "off":
             self.dns_firewall = TrainingDnsFirewall(

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +18,7 @@ from constructs import Construct
 from compiler.facts import placeholders as ph
 from compiler.inputs.environments import Environment
 from compiler.inputs.image_builds import ImageBuild
-from compiler.pipeline import CompiledWorkload
+from compiler.pipeline import EnvironmentPlan
 from platform_constructs.lustre import TrainingFileSystem
 from platform_constructs.network import TrainingNetwork
 from platform_constructs.registry import TrainingImageRepository
@@ -68,14 +68,15 @@ class PlatformResources:
 class PlatformStage(cdk.Stage):
     """All platform stacks of one environment; `platform` is the contract for the workload stacks."""
 
-    def __init__(self, scope: Construct, settings: Environment, *, images: Mapping[str, ImageBuild],
-                 workloads: Sequence[CompiledWorkload] = (), project_root: Path) -> None:
+    def __init__(self, scope: Construct, plan: EnvironmentPlan, *, images: Mapping[str, ImageBuild],
+                 project_root: Path) -> None:
+        settings = plan.environment
         super().__init__(scope, settings.name, env=cdk.Environment(account=settings.account, region=settings.region))
         self.settings = settings
         removal = cdk.RemovalPolicy.RETAIN if settings.removal_policy == "retain" else cdk.RemovalPolicy.DESTROY
         common: dict[str, Any] = {"termination_protection": settings.production}
         self.network_stack = NetworkStack(self, "Network", settings=settings, removal_policy=removal,
-                                          training_images=[w.image for w in workloads], **common)
+                                          pulled_repositories=plan.pulled_repositories, **common)
         network = self.network_stack.network
         self.storage_stack = StorageStack(self, "Storage", settings=settings, network=network, removal_policy=removal,
                                           **common)

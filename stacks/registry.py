@@ -32,6 +32,7 @@ class RegistryStack(cdk.Stack):
                 self, construct_id(name), encryption_key=key, build_context=build.build_context,
                 dockerfile=build.dockerfile, build_args={"BASE_IMAGE": build.base_image.uri(settings.region)},
                 removal_policy=removal_policy, log_retention=retention(settings.log_retention_days),
+                exclude=build.excludes,
             )
             for name, build in sorted(images.items())
         }

@@ -1,17 +1,16 @@
 """Workload stacks: one `TrainingWorkload` (execution role, state machine, its role) per workload, in stable shards.
 
 Per environment: the `Runs` stack (shared by every state machine), `Workloads00` .. `Workloads<shards-1>`
-(stateless; `compiler.compilation.stack_layout` says which workload goes where, from the environment's `workload_shards`), and
-`Monitoring` (dashboards and the capacity alarm; more `MonitoringNN` stacks past a few hundred workloads).
-Only shards that hold a workload become stacks; a shard that empties leaves the app, and `cdk deploy` leaves its stack
-deployed (`trainctl review` lists it with the commands that delete it: trainctl/review/names.py).
-Source bundles are one asset per distinct bundle per stack. Synth stops, naming the setting, when a shard nears
-CloudFormation's limits.
+(stateless; the plan's shards, `compiler.pipeline.EnvironmentPlan`, say which workload goes where, from the
+environment's `workload_shards`), and `Monitoring` (dashboards and the capacity alarm; more `MonitoringNN` stacks past a
+few hundred workloads). Only shards that hold a workload become stacks; a shard that empties leaves the app, and `cdk
+deploy` leaves its stack deployed (`trainctl review` lists it with the commands that delete it).
+Source bundles are one asset per distinct bundle per stack. The pipeline checked every shard's template size before
+any construct exists; the resource count, known only on the constructs, fails synth here, naming the setting.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,17 +20,9 @@ import jsii
 from constructs import Construct, IValidation
 
 from compiler import state_machine as sm
-from compiler.compilation import schedules
-from compiler.compilation.stack_layout import MAX_STACK_RESOURCES, shard_of, shard_problem, shard_stack_name, shard_template_bytes
-from compiler.errors import Problem, SpecError
-from compiler.facts.placeholders import (
-    EXECUTION_ROLE_ARN,
-    SOURCE_DIR_FILE_NAME,
-    SOURCE_DIR_S3_URI,
-    TRAINING_SECURITY_GROUP_ID,
-)
-from compiler.inputs.model import Code
-from compiler.pipeline import CompiledWorkload
+from compiler.compilation.stack_layout import MAX_STACK_RESOURCES
+from compiler.facts.placeholders import SOURCE_DIR_FILE_NAME, SOURCE_DIR_S3_URI
+from compiler.pipeline import Bundle, EnvironmentPlan, Shard
 from platform_constructs.schedule import WorkloadSchedule
 from platform_constructs.source_bundle import SourceBundle, write_bundle
 from platform_constructs.workload import TrainingWorkload, WorkloadPlatform
@@ -46,30 +37,22 @@ def source_file_name(bundle: SourceBundle) -> str:
     """The tarball object's name, which a network-isolated job finds under /opt/ml/input/data/code/.
 
     The default stack synthesizer names file assets `<hash>.<ext>` at a literal key; a synthesizer that makes the key
-    a deploy-time token would break that path, so it stops synth instead.
+    a deploy-time token would break that path, so that fails synth (`_LiteralAssetKeys`).
     """
-    key = bundle.object_key
-    if cdk.Token.is_unresolved(key):
-        raise SpecError(Problem("stacks/workloads.py", "SourceDirFileName", "the source tarball's S3 key is only known "
-                                "at deploy time; use the default stack synthesizer (literal asset keys)"))
-    return key.rsplit("/", 1)[-1]
-
-
-def _bundle_key(code: Code) -> tuple[Any, ...]:
-    return (code.source_dir, code.entry_point_path, code.dependencies)
+    return bundle.object_key.rsplit("/", 1)[-1]
 
 
 class WorkloadsStack(cdk.Stack):
     """One shard of an environment's workloads."""
 
-    def __init__(self, scope: Construct, index: int, *, platform: PlatformResources, runs: RunsStack,
-                 workloads: Sequence[CompiledWorkload], build_dir: Path, project_root: Path, **kwargs: Any) -> None:
+    def __init__(self, scope: Construct, shard: Shard, *, platform: PlatformResources, runs: RunsStack,
+                 build_dir: Path, **kwargs: Any) -> None:
         env = platform.env
-        super().__init__(scope, shard_stack_name(index), description=f"Training workloads ({env.name}): {len(workloads)} state "
-                         "machines, one shard of the environment's workloads", **kwargs)
+        super().__init__(scope, shard.stack_name, description=f"Training workloads ({env.name}): {len(shard.workloads)} "
+                         "state machines, one shard of the environment's workloads", **kwargs)
         self.workloads: dict[str, TrainingWorkload] = {}
         self.settings = env
-        definitions: list[str] = []
+        self.template_bytes = shard.template_bytes
         shared = WorkloadPlatform(
             data_bucket=platform.storage.data_bucket, output_bucket=platform.storage.output_bucket,
             checkpoint_bucket=platform.storage.checkpoint_bucket, key=platform.key,
@@ -79,21 +62,16 @@ class WorkloadsStack(cdk.Stack):
             network=platform.network,
         )
         base = platform.substitutions() | {sm.NOTIFICATION_TOPIC_ARN: runs.topic.topic_arn}
-        bundles: dict[tuple[Any, ...], SourceBundle] = {}
+        bundles: dict[int, SourceBundle] = {}  # by the plan's bundle: one asset each in this stack
         self.node.add_validation(_SizeGuard(self))
-        for compiled in sorted(workloads, key=lambda w: w.name):
+        self.node.add_validation(_LiteralAssetKeys(bundles))
+        for compiled in shard.workloads:
             workload = compiled.workload
             values = dict(base)
-            bundle = None
-            if workload.code is not None:
-                key = _bundle_key(workload.code)
-                if key not in bundles:
-                    path = write_bundle(workload.code, project_root, build_dir)
-                    bundles[key] = SourceBundle(self, f"Source{len(bundles)}", path=path)
-                bundle = bundles[key]
+            bundle = self._bundle(compiled.code, bundles, build_dir) if compiled.code is not None else None
+            if bundle is not None:
                 values[SOURCE_DIR_S3_URI] = bundle.s3_uri
                 values[SOURCE_DIR_FILE_NAME] = source_file_name(bundle)
-            self._check_substitutions(compiled, values)  # compiled once, by the pipeline validate runs
             construct = TrainingWorkload(self, workload.name, compiled=compiled, platform=shared, source=bundle,
                                          substitutions=values)
             construct.add_failed_runs_alarm(runs.topic)
@@ -101,22 +79,12 @@ class WorkloadsStack(cdk.Stack):
                 WorkloadSchedule(construct, "Schedule", workload=workload, environment=env.name,
                                  state_machine_arn=construct.state_machine_arn).node.add_dependency(construct.state_machine)
             self.workloads[workload.name] = construct
-            definitions.append(compiled.definition)
-        self.template_bytes = shard_template_bytes(definitions) + sum(
-            schedules.layout_bytes([c.workload for c in workloads], env.name).values())
-        problem = shard_problem(env, index, len(workloads), self.template_bytes)
-        if problem is not None:  # `validate` says the same, before any construct exists
-            raise SpecError(problem)
 
-    @staticmethod
-    def _check_substitutions(compiled: CompiledWorkload, values: dict[str, str]) -> None:
-        """The stacks give every deploy-time value the pipeline found the definition needs (it checked the names)."""
-        needed = compiled.deploy_time_names - {EXECUTION_ROLE_ARN, TRAINING_SECURITY_GROUP_ID}  # made per workload
-        missing = sorted(needed - set(values))
-        if missing:
-            raise SpecError(Problem(compiled.workload.source, "inputs/image", "needs " + ", ".join(missing) + ", which "
-                                    f"environment '{compiled.environment.name}' does not provide (an FSx channel "
-                                    "without a file system, or an image repository this project does not build?)"))
+    def _bundle(self, code: Bundle, bundles: dict[int, SourceBundle], build_dir: Path) -> SourceBundle:
+        """The stack's asset of a plan bundle, made on its first use here (`Source0`, `Source1`, ... in that order)."""
+        if code.index not in bundles:
+            bundles[code.index] = SourceBundle(self, f"Source{len(bundles)}", path=write_bundle(code.scan, build_dir))
+        return bundles[code.index]
 
 
 @jsii.implements(IValidation)
@@ -136,6 +104,19 @@ class _SizeGuard:
             return []
         return [f"{stack.stack_name} has {resources} resources (limit {MAX_STACK_RESOURCES} of CloudFormation's 500): "
                 f"raise {stack.settings.name}.workload_shards in cdk.json above {stack.settings.workload_shards}"]
+
+
+@jsii.implements(IValidation)
+class _LiteralAssetKeys:
+    """Fails synth when a source bundle's S3 key is a deploy-time token (a synthesizer other than the default): a
+    network-isolated job finds its code by the key's file name, which must be known when the definition is written."""
+
+    def __init__(self, bundles: dict[int, SourceBundle]):
+        self.bundles = bundles
+
+    def validate(self) -> list[str]:
+        return [f"{b.node.path}: the source tarball's S3 key is only known at deploy time; use the default stack "
+                "synthesizer (literal asset keys)" for b in self.bundles.values() if cdk.Token.is_unresolved(b.object_key)]
 
 
 @dataclass
@@ -161,21 +142,16 @@ class WorkloadStacks:
         return {name: shard.node.id for shard in self.shards for name in shard.workloads}
 
 
-def add_workload_stacks(stage: Construct, platform: PlatformResources, workloads: Sequence[CompiledWorkload], *,
+def add_workload_stacks(stage: Construct, platform: PlatformResources, plan: EnvironmentPlan, *,
                         build_dir: Path | None = None) -> WorkloadStacks:
-    """The Runs stack and the workload shards of one environment."""
+    """The Runs stack and the workload shards of one environment, as its plan lays them out."""
     env = platform.env
     runs = RunsStack(stage, "Runs", settings=env, removal_policy=platform.removal_policy,
                      termination_protection=env.production)
     result = WorkloadStacks(runs=runs)
-    groups: dict[int, list[CompiledWorkload]] = {}
-    for workload in workloads:
-        groups.setdefault(shard_of(workload.name, env.workload_shards), []).append(workload)
-    for index in sorted(groups):
-        result.shards.append(WorkloadsStack(
-            stage, index, platform=platform, runs=runs, workloads=groups[index],
-            build_dir=build_dir or platform.project_root / "build" / "sourcedirs", project_root=platform.project_root,
-        ))
+    for shard in plan.shards:
+        result.shards.append(WorkloadsStack(stage, shard, platform=platform, runs=runs,
+                                            build_dir=build_dir or platform.project_root / "build" / "sourcedirs"))
     result.monitoring = add_monitoring_stacks(
         stage, settings=env, topic=runs.topic,
         workloads=[(w.workload, w.state_machine_arn) for shard in result.shards for w in shard.workloads.values()])

@@ -43,7 +43,21 @@ def test_a_cdk_import_in_the_compiler_breaks_the_pure_compiler_contract(tmp_path
     assert result.returncode == 1, result.stdout + result.stderr
     assert "The compiler is pure" in result.stdout and "BROKEN" in result.stdout
     assert "compiler.shortcut -> aws_cdk" in result.stdout
-    assert "5 kept, 1 broken" in result.stdout
+    assert "6 kept, 1 broken" in result.stdout
+
+
+def test_a_stack_raising_a_compiler_error_breaks_the_plan_contract(tmp_path: Path) -> None:
+    # The CDK layer builds from the plan: a refusal of its own would stop synth where validate passed.
+    for package in PACKAGES:
+        shutil.copytree(PROJECT.root / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(PROJECT.root / "pyproject.toml", tmp_path / "pyproject.toml")
+    (tmp_path / "stacks" / "shortcut.py").write_text("from compiler.errors import SpecError\n")
+
+    result = lint_imports(tmp_path)
+
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "The CDK layer builds from the pipeline's plan" in result.stdout and "BROKEN" in result.stdout
+    assert "stacks.shortcut -> compiler.errors" in result.stdout
 
 
 def test_a_fact_importing_the_pipeline_breaks_the_compiler_layers(tmp_path: Path) -> None:

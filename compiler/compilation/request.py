@@ -252,10 +252,12 @@ def algorithm(workload: Workload, env: Environment, image: str) -> dict[str, Any
 
 
 def encrypts_traffic(workload: Workload, env: Environment) -> bool:
-    """The spec's choice, or the environment's policy for multi-node jobs when the spec does not say."""
+    """The spec's choice, or the environment's policy for jobs that may run on several nodes when the spec does not
+    say: a run may ask for up to `max_instance_count` instances, and the request's other fields do not change with
+    the count, so the count a run may reach decides, not the spec's own."""
     if workload.encrypt_inter_container_traffic is not None:
         return workload.encrypt_inter_container_traffic
-    return env.encrypt_inter_container_traffic and workload.instance_count > 1
+    return env.encrypt_inter_container_traffic and workload.instance_count_ceiling > 1
 
 
 def _debugger_hook(workload: Workload) -> dict[str, Any] | None:

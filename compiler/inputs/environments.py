@@ -1,7 +1,8 @@
 """Deployment environments (dev, prod, ...) as declared in cdk.json, and the AZ lookups cached beside it.
 
 The CDK app, the CLI and the tests read environments only through this module, so one reading of cdk.json is
-the source of truth for account, region, Availability Zone, network size, storage and policies. Paths are
+the source of truth for account, region, Availability Zone, network size, storage, policies and the DNS firewall
+(`training-platform:environments`, `training-platform:dns-firewall`). Paths are
 given by the caller (see `compiler.inputs.project`); nothing here knows where the repository is.
 """
 
@@ -11,11 +12,13 @@ import ipaddress
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from compiler.errors import Problem, SpecError
+from compiler.inputs.dns_firewall import CONTEXT_KEY as FIREWALL_KEY
+from compiler.inputs.dns_firewall import DnsFirewallSettings, read_dns_firewall, unknown_environments
 from compiler.inputs.reader import Findings, Reader
 
 CONTEXT_KEY = "training-platform:environments"
@@ -116,6 +119,9 @@ class Environment:
     # names (`none` is the empty set). A workload whose block names the environment deploys here either way.
     default_workloads: frozenset[str] | None = None
     monthly_budget_usd: float | None = None  # an AWS Budgets cost budget, notifying the runs topic (None: no budget)
+    # The training VPC's DNS firewall (cdk.json's training-platform:dns-firewall): block in production, alert elsewhere.
+    dns_firewall: DnsFirewallSettings = field(default_factory=lambda: DnsFirewallSettings(mode="alert",
+                                                                                          query_logging=True))
 
     def takes_by_default(self, workload: str) -> bool:
         """Whether a workload that names no environments deploys here."""
@@ -325,8 +331,9 @@ def _one(name: str, reader: Reader) -> Environment:
     )
 
 
-def parse_environments(raw: Any, source: str = "cdk.json") -> dict[str, Environment]:
-    """Turn the cdk.json context block into checked Environment objects, or raise SpecError listing every problem."""
+def parse_environments(raw: Any, source: str = "cdk.json", firewall: Any = None) -> dict[str, Environment]:
+    """Turn the cdk.json context blocks (the environments, and each one's DNS firewall) into checked Environment
+    objects, or raise SpecError listing every problem."""
     findings = Findings(source)
     if not isinstance(raw, Mapping) or not raw:
         raise SpecError(Problem(source, f"context.{CONTEXT_KEY}", "must map environment names to settings"))
@@ -338,7 +345,9 @@ def parse_environments(raw: Any, source: str = "cdk.json") -> dict[str, Environm
         if not isinstance(settings, Mapping):
             findings.problem(str(name), "must be an object")
             continue
-        envs[str(name)] = _one(str(name), Reader(settings, findings, prefix=f"{name}."))
+        env = _one(str(name), Reader(settings, findings, prefix=f"{name}."))
+        envs[str(name)] = replace(env, dns_firewall=read_dns_firewall(env.name, env.production, firewall, findings))
+    unknown_environments(firewall, set(envs), findings)
     _one_environment_per_account_and_region(envs, findings)
     if findings.problems:
         raise SpecError(findings.problems)
@@ -364,7 +373,10 @@ def read_environments(cdk_json: Path) -> dict[str, Environment]:
         data = json.loads(Path(cdk_json).read_text())
     except (OSError, json.JSONDecodeError) as exc:
         raise SpecError(Problem(Path(cdk_json).name, "", f"cannot be read as JSON: {exc}")) from None
-    return parse_environments(data.get("context", {}).get(CONTEXT_KEY), source=Path(cdk_json).name)
+    context = data.get("context", {}) if isinstance(data, Mapping) else {}
+    context = context if isinstance(context, Mapping) else {}
+    return parse_environments(context.get(CONTEXT_KEY), source=Path(cdk_json).name,
+                              firewall=context.get(FIREWALL_KEY))
 
 
 def cached_zones(context: Mapping[str, Any], env: Environment) -> list[str] | None:

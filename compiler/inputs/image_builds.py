@@ -21,6 +21,7 @@ from typing import Any
 from compiler.errors import SpecError
 from compiler.inputs.project import Project
 from compiler.inputs.reader import Findings, Reader
+from compiler.inputs.tracked import docker_exclude, tracked_files, untracked_paths
 from compiler.sdk.framework_images import ImageNotFound, training_image_uri
 
 IMAGES_KEY = "training-platform:images"
@@ -53,6 +54,24 @@ class ImageBuild:
     dockerfile: str
     base_image: BaseImage
     names_program: bool = False  # its Dockerfile names what runs when a job ships no code (`names_a_program`)
+    excludes: tuple[str, ...] = ()  # Docker ignore patterns of the context's untracked files (`context_excludes`)
+
+
+def context_excludes(context: Path, dockerfile: str) -> tuple[list[str], str | None]:
+    """Docker ignore patterns for every file of a build context git does not track (none outside git: every file
+    ships), so the image is built from tracked files only; and why that cannot be, or None: an untracked Dockerfile
+    (the CDK always keeps it), or a name the pattern syntax cannot exclude exactly."""
+    tracked = tracked_files(context)
+    if tracked is None:
+        return [], None
+    if Path(dockerfile).as_posix() not in tracked:
+        return [], f"{context / dockerfile} is not tracked by git; the image is built from tracked files only (git add it)"
+    patterns = {path: docker_exclude(path) for path in untracked_paths(context, tracked)}
+    unsayable = [path for path, pattern in patterns.items() if pattern is None]
+    if unsayable:
+        return [], (f"untracked {', '.join(map(repr, unsayable))} in {context} cannot be excluded from the image by a "
+                    "Docker ignore pattern (leading or trailing space, # or ! first, a line break); remove or rename it")
+    return [pattern for pattern in patterns.values() if pattern is not None], None
 
 
 # An instruction that names the program a container runs: an ENTRYPOINT of its own, or the training toolkit's
@@ -89,9 +108,14 @@ def _one(name: str, r: Reader, project: Project) -> ImageBuild | None:
     if not context.is_relative_to(project.root.resolve()) or not (context / dockerfile).is_file():
         r.problem("build_context", f"{context_text}/{dockerfile} is not a Dockerfile in this repository")
         return None
+    excludes, refusal = context_excludes(context, dockerfile)
+    if refusal is not None:
+        r.problem("build_context", refusal)
+        return None
     return ImageBuild(repository=name, build_context=context, dockerfile=dockerfile,
                       base_image=BaseImage(**fields, digest=digest),  # type: ignore[arg-type]
-                      names_program=names_a_program((context / dockerfile).read_text(errors="replace")))
+                      names_program=names_a_program((context / dockerfile).read_text(errors="replace")),
+                      excludes=tuple(excludes))
 
 
 def image_builds(project: Project, regions: list[str]) -> dict[str, ImageBuild]:

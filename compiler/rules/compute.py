@@ -44,6 +44,25 @@ def multi_node_jobs_use_efa(w: Workload, f: Findings) -> None:
 
 
 @workload_rule
+def the_toolkit_keeps_its_efa_provider(w: Workload, f: Findings) -> None:
+    """A spec's own FI_PROVIDER that the training toolkit replaces in the container would be silently ignored: say
+    so. sagemaker-training 5.1.4 sets FI_PROVIDER=efa itself under torchrun and mpirun on its EFA types
+    (torch_distributed.py `_setup`, mpi.py `-x FI_PROVIDER=efa`) and under SMDDP's mpirun on every type
+    (smdataparallel.py `-x FI_PROVIDER=efa`)."""
+    if "FI_PROVIDER" not in (w.environment or {}) or w.framework == "generic":
+        return
+    plan = strategies.launch_plan(w).name
+    everywhere = plan == "smddp"
+    on_efa_types = plan in ("torch_distributed", "mpi") or plan.startswith("smp-v")
+    types = [g.instance_type for g in w.compute.groups if everywhere
+             or (on_efa_types and g.instance_type in catalog.TOOLKIT_SETS_EFA_PROVIDER)]
+    if types:
+        f.warn("environment.FI_PROVIDER", f"the training toolkit sets FI_PROVIDER=efa itself on {', '.join(types)} "
+               f"under {plan}, replacing {(w.environment or {})['FI_PROVIDER']!r} in the container; remove it, or start the "
+               "processes yourself (a custom image or the generic estimator) to choose the provider")
+
+
+@workload_rule
 def volume_key_where_volumes_take_one(w: Workload, f: Findings) -> None:
     if w.compute.volume_kms_key is None:
         return

@@ -104,7 +104,8 @@ def the_network_holds_the_job(w: Workload, env: Environment, f: Findings) -> Non
 
 @environment_rule
 def traffic_encryption_follows_the_policy(w: Workload, env: Environment, f: Findings) -> None:
-    if not env.encrypt_inter_container_traffic or w.instance_count <= 1:
+    """A job that may run on several nodes (a run may ask for up to max_instance_count) is held to the policy."""
+    if not env.encrypt_inter_container_traffic or w.instance_count_ceiling <= 1:
         if w.unencrypted_traffic_reason and w.encrypt_inter_container_traffic is not False:
             f.warn("unencrypted_traffic_reason", "has no effect unless encrypt_inter_container_traffic is false")
         return

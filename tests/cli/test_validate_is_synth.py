@@ -1,16 +1,18 @@
-"""Nothing synth refuses for a spec passes `trainctl validate`: every refusal of the CDK layer, planted in a copy
-of the project, stops validate with the very message that stops synth.
+"""Nothing synth refuses passes `trainctl validate`: a defect planted in a copy of the project stops validate with the
+very message that stops synth, and what validate accepts, synth builds.
 
-The list of refusals is read from the CDK layer's source (every function of stacks/ and platform_constructs/ that
-raises SpecError or adds a construct validation), so a new one fails `test_every_cdk_refusal_is_enumerated` until
-it is listed here with the case that proves validate raises it too.
+Two halves. The CDK layer refuses no input itself: stacks/ and platform_constructs/ cannot import the compiler's
+errors, its spec readers or its rules (import-linter's `cdk-builds-from-the-plan` contract, pyproject.toml), and
+build from the pipeline's plan, so every refusal comes from `compile_project`, the call validate makes. And every
+setting of cdk.json, planted with a value it cannot take, gives the same verdict and message both ways (the settings
+enumerated from what the compiler reads of cdk.json, so a new setting is planted as soon as it is read).
 """
 
 from __future__ import annotations
 
-import ast
 import json
 import os
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -80,6 +82,16 @@ def _image_without_dockerfile(root: Path) -> None:
     (root / "training" / "Dockerfile").unlink()
 
 
+def _untracked_dockerfile(root: Path) -> None:
+    """A repository that tracks everything but the image's Dockerfile (the image is built from tracked files)."""
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
+
+    git("init", "-q")
+    git("add", "-A")
+    git("rm", "-q", "--cached", "training/Dockerfile")
+
+
 # Each planted defect and a text its refusal must hold (the message itself is compared between validate and synth).
 CASES: dict[str, tuple[Callable[[Path], None], str]] = {
     "image repository this project does not build": (
@@ -97,52 +109,60 @@ CASES: dict[str, tuple[Callable[[Path], None], str]] = {
     "a zone lookup missing from cdk.context.json": (_no_zone_lookup, "trainctl lookup-zones --env dev"),
     "an image build context without its Dockerfile": (
         _image_without_dockerfile, "training/Dockerfile is not a Dockerfile in this repository"),
+    "an image whose Dockerfile git does not track": (
+        _untracked_dockerfile, "training/Dockerfile is not tracked by git; the image is built from tracked files only"),
 }
 
-# Every function of the CDK layer that refuses input, and what covers it. stacks/app.py refuses through the pipeline
-# (compiler.pipeline.compile_project), the same call validate makes: every case of CASES goes through it.
-CDK_REFUSALS = {
-    "platform_constructs/source_bundle.py:write_bundle": "the bundle cases of CASES (and test_bundle_refusals_are_"
-                                                         "the_cdk_layers)",
-    "stacks/workloads.py:WorkloadsStack._check_substitutions": "test_validate_knows_every_value_the_stacks_provide "
-                                                               "and the FSx case",
-    "stacks/workloads.py:WorkloadsStack.__init__": "shard size: tests/compiler/state_machine/test_stack_layout.py runs validate "
-                                                   "and synth on the same crowded project",
-    "stacks/workloads.py:source_file_name": "not a spec: the stack synthesizer (a deploy-time asset key)",
-    "stacks/workloads.py:WorkloadsStack.__init__/add_validation": "resource count per shard (_SizeGuard): counted on "
-                                                                  "the constructs at synth, set by workload_shards",
-}
+def _planted_settings() -> dict[str, Callable[[dict], None]]:
+    """Each setting cdk.json may hold, set to a value of the wrong kind (an object where a value is expected, a word
+    where an object is): the environments' keys and their file system's (dev has a file system), the DNS firewall's,
+    the project image's."""
+    from compiler.inputs import dns_firewall, environments, image_builds
+
+    def env_key(key: str, value: object) -> Callable[[dict], None]:
+        return lambda c: c["training-platform:environments"]["dev"].__setitem__(key, value)
+
+    def fsx_key(key: str, value: object) -> Callable[[dict], None]:
+        return lambda c: c["training-platform:environments"]["dev"]["fsx"].__setitem__(key, value)
+
+    def image_key(key: str, value: object) -> Callable[[dict], None]:
+        return lambda c: c["training-platform:images"]["gpt-trainer"].__setitem__(key, value)
+
+    wrong: object = {"planted": True}
+    objects = {"fsx", "training_plans", "datasets", "base_image"}
+    cases: dict[str, Callable[[dict], None]] = {}
+    for key in sorted(environments._KNOWN_KEYS):
+        cases[f"environments.dev.{key}"] = env_key(key, "sometimes" if key in objects else wrong)
+    for key in sorted(environments._FSX_KEYS):
+        cases[f"environments.dev.fsx.{key}"] = fsx_key(key, "sometimes" if key in objects else wrong)
+    for key in sorted(dns_firewall.KEYS):
+        cases[f"dns-firewall.dev.{key}"] = (lambda k: lambda c: c.__setitem__(
+            dns_firewall.CONTEXT_KEY, {"dev": {k: "sometimes"}}))(key)
+    cases["dns-firewall.dev"] = lambda c: c.__setitem__(dns_firewall.CONTEXT_KEY, {"dev": "sometimes"})
+    cases["dns-firewall.staging"] = lambda c: c.__setitem__(dns_firewall.CONTEXT_KEY, {"staging": {"mode": "off"}})
+    for key in ("build_context", "dockerfile", "base_image"):
+        cases[f"images.gpt-trainer.{key}"] = image_key(key, "sometimes" if key in objects else wrong)
+    cases["images.gpt-trainer.unknown"] = image_key("unknown", 1)
+    assert image_builds.IMAGES_KEY == "training-platform:images"
+    return cases
 
 
-def cdk_refusals() -> set[str]:
-    """`file:function` of each `raise SpecError` and each `add_validation` of a class of its own in the CDK layer."""
-    found: set[str] = set()
-    for folder in ("stacks", "platform_constructs"):
-        for path in sorted((ROOT / folder).glob("*.py")):
-            tree = ast.parse(path.read_text())
-            for scope, node in _walk(tree):
-                if isinstance(node, ast.Raise) and "SpecError" in ast.unparse(node):
-                    found.add(f"{folder}/{path.name}:{scope}")
-                if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("node.add_validation") \
-                        and folder == "stacks":
-                    found.add(f"{folder}/{path.name}:{scope}/add_validation")
-    return found
+SETTINGS = _planted_settings()
 
 
-def _walk(tree: ast.AST, scope: str = "") -> list[tuple[str, ast.AST]]:
-    out: list[tuple[str, ast.AST]] = []
-    for child in ast.iter_child_nodes(tree):
-        if isinstance(child, ast.FunctionDef | ast.ClassDef):
-            out += _walk(child, f"{scope}.{child.name}" if scope else child.name)
-        else:
-            out.append((scope, child))
-            out += [(scope, n) for n in ast.walk(child) if n is not child
-                    and not isinstance(n, ast.FunctionDef | ast.ClassDef)]
-    return out
+@pytest.mark.parametrize("setting", list(SETTINGS))
+def test_a_bad_value_of_any_cdk_json_setting_stops_validate_as_synth(setting: str, tmp_path: Path, capsys) -> None:
+    from stacks.app import build_app
 
-
-def test_every_cdk_refusal_is_enumerated() -> None:
-    assert cdk_refusals() == set(CDK_REFUSALS)
+    root = project_copy(tmp_path)
+    edit_cdk_json(root, SETTINGS[setting])
+    code = main(["--project-dir", str(root), "validate"])
+    out, err = capsys.readouterr()
+    assert (code, out) == (1, ""), f"validate accepted {setting}: {out}"
+    with pytest.raises(SpecError) as synth:
+        build_app(Project(root), outdir=str(tmp_path / "out"), only=["dev"], builtin_validation=False)
+    assert err == f"{synth.value}\n"
+    assert not (tmp_path / "out").exists()  # synth stopped before any construct
 
 
 @pytest.mark.parametrize("case", list(CASES))
@@ -160,18 +180,6 @@ def test_what_synth_refuses_validate_refuses_with_the_same_message(case: str, tm
     assert (code, out) == (1, "")
     assert err == f"{synth.value}\n"
     assert not (tmp_path / "out").exists()  # synth stopped before any construct
-
-
-def test_bundle_refusals_are_the_cdk_layers(tmp_path: Path) -> None:
-    """The CDK layer's own bundle check refuses the same files (so the pipeline checks what synth would)."""
-    from platform_constructs.source_bundle import write_bundle
-
-    root = project_copy(tmp_path)
-    _linked_file(root)
-    code = load_spec_workload(Project(root), str(root / FINETUNE)).code
-    assert code is not None
-    with pytest.raises(SpecError, match="hostname is a symbolic link; the bundle holds plain files only"):
-        write_bundle(code, root, tmp_path / "build")
 
 
 # Made by each workload's own constructs (platform_constructs/workload.py): its execution role, and its job security

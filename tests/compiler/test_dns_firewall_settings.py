@@ -5,7 +5,17 @@ from __future__ import annotations
 import pytest
 
 from compiler.errors import SpecError
-from compiler.facts.dns_firewall import allowed_domains, settings_for
+from compiler.facts.dns_firewall import allowed_domains
+from compiler.inputs.dns_firewall import DnsFirewallSettings
+from compiler.inputs.environments import parse_environments
+
+
+def settings_for(name: str, production: bool, firewall: object) -> DnsFirewallSettings:
+    """An environment's firewall as cdk.json's two blocks give it (read with the environments, as validate does)."""
+    environments = {env: {"account": account, "region": "us-east-1", "availability_zone": "us-east-1a",
+                          "production": production}
+                    for env, account in (("x", "111111111111"), ("dev", "222222222222"), ("prod", "333333333333"))}
+    return parse_environments(environments, firewall=firewall)[name].dns_firewall
 
 
 def flat(region: str) -> set[str]:
@@ -57,3 +67,9 @@ def test_an_environment_may_turn_it_off_log_queries_and_allow_more() -> None:
 def test_a_setting_the_firewall_cannot_take_is_refused_with_the_key(value: object) -> None:
     with pytest.raises(SpecError, match=r"training-platform:dns-firewall\.dev"):
         settings_for("dev", False, {"dev": value})
+
+
+def test_a_block_for_an_environment_cdk_json_does_not_declare_is_refused() -> None:
+    # It would be ignored: a typo in the name would leave the environment on its default without a word.
+    with pytest.raises(SpecError, match=r"training-platform:dns-firewall\.deev: no environment 'deev'"):
+        settings_for("dev", False, {"deev": {"mode": "off"}})

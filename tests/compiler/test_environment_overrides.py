@@ -18,6 +18,7 @@ from compiler.compilation.request import compile_request
 from compiler.errors import SpecError
 from compiler.inputs.project import Project
 from compiler.spec import Loaded, load_workloads
+from compiler.state_machine import spec_for
 from tests.project import ROOT
 
 BASE: dict[str, Any] = {
@@ -168,3 +169,77 @@ def test_the_cost_ceiling_differs_per_environment_and_is_checked_there(tmp_path:
         "workloads/ovr.yaml: max_run_cost_usd: no verified us-west-2 prices for ml.p4d.24xlarge (the repository has no "
         "compiler/facts/data/prices/us-west-2.json): run `trainctl prices --region us-west-2` with credentials and commit "
         "the file, so the ceiling cannot be enforced there; or remove max_run_cost_usd [environment prod]"]
+
+
+# --- merged keys, stated as the compiled request (issue 33) -----------------------------------------------------
+# docs/workload-spec.md, "Per-environment shape": "An environment's keys replace the base's; `hyperparameters`,
+# `environment`, `tags` and `capacity_retry` are merged key by key (so `prod: {capacity_retry:
+# {fallback_instance_types: [...]}}` keeps the base's `max_attempts`); one of them left empty (`dev:
+# {hyperparameters:}`) is refused rather than dropping all of the base's." Values as the SDK sends them: every
+# hyperparameter json.dumps'd (FACTS.md section 1: strings quoted, ints bare); ml.p4d.24xlarge is on the training
+# toolkit's own EFA lists (sagemaker-training 5.1.4, SM_EFA_NCCL_INSTANCES and SM_EFA_RDMA_INSTANCES), so its
+# Environment holds the spec's variables only; the platform's two tags follow the spec's (docs/workload-spec.md,
+# "What differs from the SDK's request on purpose").
+
+MERGING: dict[str, Any] = {
+    "hyperparameters": {"epochs": 3, "model": "gpt-125m", "optimizer": {"name": "adamw", "lr": 0.001}},
+    "environment": {"NCCL_DEBUG": "WARN", "HF_HOME": "/tmp/hf"},
+    "tags": {"team": "ml", "cost-center": "42"},
+    "capacity_retry": {"max_attempts": 2, "wait_seconds": 60, "fallback_instance_types": ["ml.p4de.24xlarge"]},
+}
+DEV_OVERRIDES: dict[str, Any] = {
+    "hyperparameters": {"epochs": 1, "max_steps": 100, "optimizer": {"lr": 0.01}},
+    "environment": {"NCCL_DEBUG": "INFO", "EXTRA": "1"},
+    "tags": {"cost-center": "dev-7", "stage": "dev"},
+    "capacity_retry": {"wait_seconds": 30},
+}
+
+
+def user_hyperparameters(request: dict[str, Any]) -> dict[str, str]:
+    """The spec's hyperparameters as sent (the SDK's own sagemaker_* keys left out)."""
+    return {k: v for k, v in request["HyperParameters"].items() if not k.startswith("sagemaker_")}
+
+
+def by_key(tags: list[dict[str, str]]) -> list[dict[str, str]]:
+    return sorted(tags, key=lambda tag: tag["Key"])  # CreateTrainingJob's Tags are a set: order carries nothing
+
+
+def test_merged_keys_are_merged_key_by_key_into_the_compiled_request(tmp_path: Path) -> None:
+    loaded = load(tmp_path, {"dev": DEV_OVERRIDES, "prod": {}}, **MERGING)
+    envs = Project(tmp_path).environments()
+    dev = compile_request(loaded.by_environment["dev"]["ovr"], envs["dev"])
+    prod = compile_request(loaded.by_environment["prod"]["ovr"], envs["prod"])
+
+    # one level deep: a base name the environment does not give keeps its value; a mapping value is replaced whole
+    assert user_hyperparameters(dev) == {"epochs": "1", "model": '"gpt-125m"', "optimizer": '{"lr": 0.01}',
+                                         "max_steps": "100"}
+    assert dev["Environment"] == {"NCCL_DEBUG": "INFO", "HF_HOME": "/tmp/hf", "EXTRA": "1"}
+    assert by_key(dev["Tags"]) == [
+        {"Key": "cost-center", "Value": "dev-7"}, {"Key": "stage", "Value": "dev"}, {"Key": "team", "Value": "ml"},
+        {"Key": "training-platform:environment", "Value": "dev"}, {"Key": "training-platform:workload", "Value": "ovr"}]
+
+    # prod: {} deploys the base as written
+    assert user_hyperparameters(prod) == {"epochs": "3", "model": '"gpt-125m"',
+                                          "optimizer": '{"name": "adamw", "lr": 0.001}'}
+    assert prod["Environment"] == {"NCCL_DEBUG": "WARN", "HF_HOME": "/tmp/hf"}
+    assert by_key(prod["Tags"]) == [
+        {"Key": "cost-center", "Value": "42"}, {"Key": "team", "Value": "ml"},
+        {"Key": "training-platform:environment", "Value": "prod"}, {"Key": "training-platform:workload", "Value": "ovr"}]
+
+    # capacity_retry: dev's wait_seconds over the base's max_attempts and fallback types
+    dev_machine = spec_for(loaded.by_environment["dev"]["ovr"], envs["dev"])
+    prod_machine = spec_for(loaded.by_environment["prod"]["ovr"], envs["prod"])
+    assert (dev_machine.capacity_relaunches, dev_machine.capacity_wait_seconds) == (2, 30)
+    assert (prod_machine.capacity_relaunches, prod_machine.capacity_wait_seconds) == (2, 60)
+    assert [v.instance_type for v in dev_machine.variants] == ["ml.p4d.24xlarge", "ml.p4de.24xlarge"]
+
+
+def test_a_merged_key_left_empty_is_refused_and_an_empty_mapping_keeps_the_base(tmp_path: Path) -> None:
+    problems = refused(tmp_path, {"dev": {"hyperparameters": None}}, **MERGING)
+    assert [p for p in problems if "environments.dev.hyperparameters" in p] == [
+        "workloads/ovr.yaml: environments.dev.hyperparameters: is empty, which would drop every one of the base's "
+        "hyperparameters in dev; name the entries that differ, or leave hyperparameters out to keep the base's"]
+    loaded = load(tmp_path / "2", {"dev": {"environment": {}, "tags": {}}}, **MERGING)
+    dev = compile_request(loaded.by_environment["dev"]["ovr"], Project(tmp_path / "2").environments()["dev"])
+    assert dev["Environment"] == {"NCCL_DEBUG": "WARN", "HF_HOME": "/tmp/hf"}
+    assert {"Key": "team", "Value": "ml"} in dev["Tags"] and {"Key": "cost-center", "Value": "42"} in dev["Tags"]

@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import copy
 import json
+import shutil
+from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
+from compiler.compilation.request import compile_request
 from compiler.errors import SpecError
 from compiler.inputs.environments import CONTEXT_KEY, parse_environments, zone_problems
-from tests.project import ENVIRONMENTS, PROJECT
+from compiler.inputs.project import Project
+from compiler.spec import load_workloads
+from tests.compiler.conftest import BASE
+from tests.project import ENVIRONMENTS, PROJECT, ROOT
 
 SHIPPED = json.loads(PROJECT.cdk_json.read_text())["context"][CONTEXT_KEY]
 
@@ -133,6 +141,69 @@ def test_training_plans_name_what_they_reserve():
 def test_inter_container_encryption_is_on_by_default_in_production():
     assert ENVIRONMENTS["prod"].encrypt_inter_container_traffic
     assert not ENVIRONMENTS["dev"].encrypt_inter_container_traffic
+
+
+# --- what the request carries (issue 33) ------------------------------------------------------------------------
+# cdk.json: prod is `production: true` without `encrypt_inter_container_traffic`, dev `production: false`; README,
+# Environments: `encrypt_inter_container_traffic` is "the default for multi-node jobs (on in production)"; a spec's
+# own `encrypt_inter_container_traffic` is the SDK's estimator argument. The SDK sends the field only when it is
+# true: sagemaker 2.257.7 `estimator.py` `_TrainingJob._get_train_args` (`if estimator.encrypt_inter_container_traffic:`)
+# and `session.py` `_get_train_request` (`if encrypt_inter_container_traffic: train_request[
+# "EnableInterContainerTrafficEncryption"] = ...`). botocore 1.44.8 sagemaker model: "To encrypt all communications
+# between ML compute instances in distributed training, choose True."
+
+ENCRYPTION = "EnableInterContainerTrafficEncryption"
+REASON = "measured 20% lower throughput"
+
+
+@pytest.mark.parametrize(("env", "instance_count", "spec", "sent"), [
+    ("prod", 2, {}, True),  # multi-node in an environment that encrypts
+    ("prod", 1, {}, None),  # one node has no traffic between nodes: the policy does not apply
+    ("dev", 2, {}, None),  # dev does not encrypt by default
+    ("dev", 1, {}, None),
+    ("dev", 1, {"encrypt_inter_container_traffic": True}, True),  # the spec's own choice is sent, as the SDK does
+    ("dev", 2, {"encrypt_inter_container_traffic": True}, True),
+    ("prod", 2, {"encrypt_inter_container_traffic": False, "unencrypted_traffic_reason": REASON}, None),
+    ("prod", 1, {"encrypt_inter_container_traffic": False}, None),  # false is never sent: the SDK leaves it out
+])
+def test_inter_container_encryption_in_the_request(make, env: str, instance_count: int, spec: dict[str, Any],
+                                                   sent: bool | None) -> None:
+    request = compile_request(make(instance_count=instance_count, **spec), ENVIRONMENTS[env])
+    assert request.get(ENCRYPTION) is sent
+
+
+def _problems(tmp_path: Path, **changes: Any) -> list[str]:
+    """Load one spec (BASE with changes) with the repository's cdk.json, as synth does; its problems."""
+    root = tmp_path / "project"
+    (root / "workloads").mkdir(parents=True)
+    for name in ("cdk.json", "cdk.context.json"):
+        shutil.copy(ROOT / name, root / name)
+    (root / "code").mkdir()
+    (root / "code" / "train.py").write_text("print('hi')\n")
+    spec = {**BASE, "source_dir": "../code", **changes}
+    (root / "workloads" / "demo.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+    project = Project(root)
+    try:
+        load_workloads(project, project.environments())
+    except SpecError as error:
+        return [str(p) for p in error.problems]
+    return []
+
+
+def test_turning_encryption_off_on_a_multi_node_job_in_production_needs_a_reason(tmp_path: Path) -> None:
+    assert _problems(tmp_path / "a", instance_count=2, encrypt_inter_container_traffic=False) == [
+        "workloads/demo.yaml: encrypt_inter_container_traffic: environment 'prod' encrypts traffic between training "
+        "nodes; to relax that for this workload, say why in unencrypted_traffic_reason (e.g. measured throughput "
+        "loss), or remove encrypt_inter_container_traffic: false [environment prod]"]
+    assert _problems(tmp_path / "b", instance_count=2, encrypt_inter_container_traffic=False,
+                     unencrypted_traffic_reason=REASON) == []
+    # the boundary: one node has nothing to encrypt between nodes
+    assert _problems(tmp_path / "c", instance_count=1, encrypt_inter_container_traffic=False) == []
+
+
+def test_a_job_that_a_run_may_grow_to_two_nodes_is_held_to_the_policy(tmp_path: Path) -> None:
+    problems = _problems(tmp_path, instance_count=1, max_instance_count=2, encrypt_inter_container_traffic=False)
+    assert any("encrypt_inter_container_traffic" in p and "[environment prod]" in p for p in problems), problems
 
 
 def test_a_missing_zone_lookup_names_the_command_to_run():

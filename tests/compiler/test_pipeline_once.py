@@ -49,7 +49,7 @@ def test_each_request_is_compiled_once_per_environment_and_instance_type() -> No
     with counted(request.compile_request, _by_workload) as calls:
         compiled = compile_project(PROJECT)
     # The primary request once, and once per fallback instance type (a relaunch's own request).
-    expected = {(c.name, env, t): 1 for env, found in compiled.by_environment.items() for c in found
+    expected = {(c.name, env, t): 1 for env, plan in compiled.plans.items() for c in plan.workloads
                 for t in dict.fromkeys((c.workload.instance_type, *c.workload.capacity_retry.fallback_instance_types))}
     assert len(expected) > len(PROJECT.environments())  # the shipped workloads, in each environment
     assert dict(calls) == expected
@@ -59,7 +59,7 @@ def test_deploy_time_names_and_definitions_are_found_once_per_workload_and_envir
     with counted(sm.deploy_time_names, lambda text: text) as names, \
             counted(sm.build_definition, lambda spec: (spec.workload, spec.environment)) as built:
         compiled = compile_project(PROJECT)
-    every = [(c.name, env) for env, found in compiled.by_environment.items() for c in found]
+    every = [(c.name, env) for env, plan in compiled.plans.items() for c in plan.workloads]
     assert sorted(built.elements()) == sorted(every)
     assert sum(names.values()) == len(every)
 
@@ -72,7 +72,7 @@ def test_an_image_is_resolved_once_for_the_request_and_once_to_check_it_exists()
     with counted(images.framework_image, lambda w, region: (w.name, region, w.instance_type)) as resolved:
         compiled = compile_project(PROJECT)
     expected = collections.Counter()
-    for found in compiled.by_environment.values():
+    for found in (plan.workloads for plan in compiled.plans.values()):
         for c in found:
             if isinstance(c.workload.image, FrameworkImage):
                 w, region = c.workload, c.environment.region

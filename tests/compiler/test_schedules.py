@@ -189,3 +189,60 @@ def test_a_schedule_counts_in_its_shards_size_estimate(make, envs) -> None:
     assert problem.field == "dev.workload_shards"
     (problem,) = layout_problems(small, definitions, {"demo": 3102})
     assert problem.field == "dev.workload_shards"
+
+
+# --- the n-th weekday (issue 33) ----------------------------------------------------------------------------------
+# EventBridge's cron reference (docs.aws.amazon.com/eventbridge/latest/userguide/eb-cron-expressions.html), which
+# EventBridge Scheduler's "Schedule types" page points to for cron: Day-of-week takes "1-7 or SUN-SAT"; "The #
+# wildcard in the Day-of-week field specifies a certain instance of the specified day of the week within a month.
+# For example, 3#2 would be the second Tuesday of the month: the 3 refers to Tuesday because it is the third day of
+# each week, and the 2 refers to the second day of that type within the month." So 1 is Sunday and 2#1 the first
+# Monday. The dates below are the calendar's (GNU `date -d 2027-MM-DD +%a`): 1 January 2027 is a Friday.
+
+FIRST_MONDAYS_2027_AT_9 = [datetime(2027, 1, 4, 9, tzinfo=UTC), datetime(2027, 2, 1, 9, tzinfo=UTC),
+                           datetime(2027, 3, 1, 9, tzinfo=UTC), datetime(2027, 4, 5, 9, tzinfo=UTC)]
+
+
+@pytest.mark.parametrize("expression", ["cron(0 9 ? * 2#1 *)", "cron(0 9 ? * MON#1 *)"])
+def test_the_first_monday_runs_on_the_calendars_first_mondays(expression: str) -> None:
+    assert next_runs(expression, "UTC", datetime(2027, 1, 1, tzinfo=UTC), 4) == FIRST_MONDAYS_2027_AT_9
+
+
+@pytest.mark.parametrize(("after", "first"), [
+    (datetime(2027, 1, 31, 23, 59, tzinfo=UTC), datetime(2027, 2, 1, 9, tzinfo=UTC)),  # the month's 1st is its Monday
+    (datetime(2027, 2, 1, 8, 59, tzinfo=UTC), datetime(2027, 2, 1, 9, tzinfo=UTC)),  # a minute before the run
+    (datetime(2027, 2, 1, 9, tzinfo=UTC), datetime(2027, 3, 1, 9, tzinfo=UTC)),  # at the run: the next month's
+    (datetime(2027, 11, 1, 9, 1, tzinfo=UTC), datetime(2027, 12, 6, 9, tzinfo=UTC)),  # Nov 1 Mon; Dec 1 is a Wed
+    (datetime(2027, 12, 6, 9, 1, tzinfo=UTC), datetime(2028, 1, 3, 9, tzinfo=UTC)),  # over the year: 3 Jan 2028
+])
+def test_the_first_monday_across_month_boundaries(after: datetime, first: datetime) -> None:
+    assert next_runs("cron(0 9 ? * 2#1 *)", "UTC", after, 1) == [first]
+
+
+@pytest.mark.parametrize(("expression", "days"), [
+    ("cron(0 9 ? * 1#1 *)", [(1, 3), (2, 7), (3, 7)]),  # 1 is Sunday, not Monday
+    ("cron(0 9 ? * SUN#1 *)", [(1, 3), (2, 7), (3, 7)]),
+    ("cron(0 9 ? * 7#1 *)", [(1, 2), (2, 6), (3, 6)]),  # 7 is Saturday
+    ("cron(0 9 ? * 3#2 *)", [(1, 12), (2, 9), (3, 9)]),  # the documents' own example: the second Tuesday
+    ("cron(0 9 ? * 2#5 *)", [(3, 29), (5, 31), (8, 30)]),  # a fifth Monday: only the months that have one
+])
+def test_day_of_week_numbers_start_at_sunday(expression: str, days: list[tuple[int, int]]) -> None:
+    runs = next_runs(expression, "UTC", datetime(2027, 1, 1, tzinfo=UTC), 3)
+    assert [(t.month, t.day) for t in runs] == days
+
+
+def test_the_first_monday_is_the_local_one() -> None:
+    # New York: 09:00 EST is 14:00 UTC, 09:00 EDT (from 14 March 2027, the second Sunday of March) 13:00 UTC
+    assert next_runs("cron(0 9 ? * 2#1 *)", "America/New_York", datetime(2027, 1, 1, tzinfo=UTC), 4) == [
+        datetime(2027, 1, 4, 14, tzinfo=UTC), datetime(2027, 2, 1, 14, tzinfo=UTC),
+        datetime(2027, 3, 1, 14, tzinfo=UTC), datetime(2027, 4, 5, 13, tzinfo=UTC)]
+    # Tokyo (UTC+9, no daylight saving): Monday 1 February 01:30 is still Sunday 31 January in UTC
+    assert next_runs("cron(30 1 ? * 2#1 *)", "Asia/Tokyo", datetime(2027, 1, 5, tzinfo=UTC), 3) == [
+        datetime(2027, 1, 31, 16, 30, tzinfo=UTC), datetime(2027, 2, 28, 16, 30, tzinfo=UTC),
+        datetime(2027, 4, 4, 16, 30, tzinfo=UTC)]
+
+
+def test_an_nth_weekday_runs_once_in_the_busiest_month() -> None:
+    assert runs_per_month("cron(0 9 ? * 2#1 *)", "UTC", date(2027, 1, 1)) == 1
+    assert runs_per_month("cron(0 9 ? * 2#5 *)", "UTC", date(2027, 1, 1)) == 1  # and none in the other months
+    assert runs_per_month("cron(0 9,21 ? * 2#1 *)", "UTC", date(2027, 1, 1)) == 2

@@ -8,7 +8,6 @@ import tarfile
 import time
 from pathlib import Path
 
-from compiler.inputs.model import Code
 from compiler.inputs.sourcedir import pack_to, scan
 from platform_constructs.source_bundle import write_bundle
 
@@ -23,8 +22,9 @@ def pack(source_dir: Path) -> bytes:
 
 
 def build_sourcedir(source_dir: Path, build_dir: Path) -> Path:
-    code = Code(entry_point="train.py", source_dir=source_dir, entry_point_path=source_dir / "train.py")
-    return write_bundle(code, source_dir.parent, build_dir)
+    found = scan(source_dir, source_dir / "train.py", (), source_dir.parent)
+    assert found.problems == []
+    return write_bundle(found, build_dir)
 
 
 def _tree(root, files):

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from app import main
 from compiler.inputs.project import Project
-from stacks.app import main
 from tests.project import project_copy
 
 

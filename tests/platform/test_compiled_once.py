@@ -1,5 +1,6 @@
-"""The CDK layer builds from the pipeline's result and computes none of it again (issue 24): no request compiled, no
-image resolved, no definition built, no deploy-time names found and no summary written after `compile_project`."""
+"""The CDK layer builds from the pipeline's plan and computes none of it again (issues 24 and 33): no request compiled,
+no image resolved, no definition built, no deploy-time names found, no summary written, no code bundle scanned and no
+shard sized after `compile_project`."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from typing import Any
 import pytest
 
 from compiler import state_machine as sm
-from compiler.compilation import describe, images, request
+from compiler.compilation import describe, images, request, schedules, stack_layout
+from compiler.inputs import sourcedir
 from compiler.pipeline import compile_project
 from stacks import app as app_module
 from tests.compiler.test_pipeline_once import counted
@@ -25,16 +27,18 @@ def _without_none(value: Any) -> Any:
 def test_building_the_app_recomputes_nothing_the_pipeline_compiled(monkeypatch: pytest.MonkeyPatch,
                                                                     tmp_path) -> None:
     compiled = compile_project(PROJECT)
-    monkeypatch.setattr(app_module, "check_inputs", lambda project: compiled)
+    monkeypatch.setattr(app_module, "compile_project", lambda project: compiled)
     watched = [request.compile_request, images.image_uri, images.framework_image, sm.build_definition,
-               sm.definition_string, sm.deploy_time_names, describe.workload_summary]
+               sm.definition_string, sm.deploy_time_names, describe.workload_summary, sourcedir.scan,
+               stack_layout.shard_template_bytes, stack_layout.shard_of, schedules.layout_bytes,
+               images.pulled_repositories]
     with ExitStack() as stack:
         calls = {f.__name__: stack.enter_context(counted(f, lambda *args, **kwargs: "call")) for f in watched}
         platform = app_module.build_app(PROJECT, outdir=str(tmp_path), builtin_validation=False)
     assert {name: sum(c.values()) for name, c in calls.items()} == {f.__name__: 0 for f in watched}
     # ... and what it built is the pipeline's: each state machine holds its compiled definition and summary.
-    for env, found in compiled.by_environment.items():
-        for c in found:
+    for env, plan in compiled.plans.items():
+        for c in plan.workloads:
             construct = platform.workload_stacks[env].workload(c.name)
             assert construct.state_machine.definition_string == c.definition
             written = construct.state_machine.cfn_options.metadata[describe.METADATA_KEY]

@@ -12,7 +12,7 @@ from typing import Any
 import aws_cdk as cdk
 import pytest
 
-from compiler.facts.dns_firewall import DnsFirewallSettings
+from compiler.inputs.dns_firewall import DnsFirewallSettings
 from tests.platform.conftest import Synth
 
 pytestmark = pytest.mark.synth

@@ -16,7 +16,8 @@ import pytest
 
 from compiler import state_machine as sm
 from tests.compiler.state_machine import sagemaker_sync as sage
-from tests.compiler.state_machine.harness import Deployed, Run, check_requests
+from tests.compiler.state_machine.harness import Deployed, Run, check_requests, type_requests
+from tests.project import ENVIRONMENTS
 
 HOSTILE = "sm-hostile"
 GENERIC = "sm-generic"
@@ -225,3 +226,46 @@ def test_generic_string_length_limit_has_no_quotes(generic: Deployed, length: in
     problems, run = outcome(generic, payload)
     assert (problems[0] if problems else None) == (generic.spec.policy.messages()[key] if key else None)
     assert_same_verdict(generic, payload, problems, run)
+
+
+# --------------------------------------------------------------------------------------------- the count ceiling
+# docs/security.md, "Inter-container traffic and console overrides": a run may override "`instance_count` up to the
+# spec's `max_instance_count` (default: its `instance_count`)"; anything else ends the execution in `InvalidInput`,
+# before any job is created. At the boundary the ceiling equals the count: that count is accepted, one more refused.
+
+COUNT_UP_TO_TWO = "instance_count: must be an integer from 1 to 2 (the spec's max_instance_count); the spec uses 2"
+
+
+@pytest.mark.parametrize("ceiling", [{"max_instance_count": 2}, {}], ids=["given-equal", "default"])
+def test_a_count_ceiling_equal_to_the_count_accepts_the_count_and_refuses_one_more(make, dev, ceiling) -> None:
+    policy = sm.spec_for(make(instance_count=2, **ceiling), dev).policy
+    assert policy.check({"instance_count": 2}) == []
+    assert policy.check({"instance_count": 1}) == []
+    assert policy.check({"instance_count": 3}) == [COUNT_UP_TO_TWO]
+
+
+def test_a_ceiling_below_the_count_is_refused_in_the_spec(make, rejects) -> None:
+    assert make(instance_count=2, max_instance_count=2).max_instance_count == 2
+    rejects("max_instance_count", "must be at least instance_count (2)", instance_count=2, max_instance_count=1)
+
+
+def test_the_state_machine_holds_a_run_to_a_ceiling_equal_to_the_count(aws, make, dev) -> None:
+    workload = make(instance_count=2, max_instance_count=2)
+    deployed = Deployed(sm.spec_for(workload, dev), type_requests(workload, dev))
+    run = deployed.run({"instance_count": 2}, [sage.completes()])
+    assert run.status == "SUCCEEDED", run.cause
+    assert [call["ResourceConfig"]["InstanceCount"] for call in run.fake.calls] == [2]
+    run = deployed.run({"instance_count": 3}, [sage.completes()])
+    assert (run.status, run.error, run.cause) == ("FAILED", sm.INVALID_INPUT, COUNT_UP_TO_TWO)
+    assert run.fake.calls == []
+
+
+def test_a_run_grown_to_two_nodes_in_production_encrypts_its_traffic(aws, make) -> None:
+    prod = ENVIRONMENTS["prod"]
+    workload = make(instance_count=1, max_instance_count=2)
+    deployed = Deployed(sm.spec_for(workload, prod), type_requests(workload, prod))
+    run = deployed.run({"instance_count": 2}, [sage.completes()])
+    assert run.status == "SUCCEEDED", run.cause
+    [request] = run.fake.calls
+    assert request["ResourceConfig"]["InstanceCount"] == 2
+    assert request.get("EnableInterContainerTrafficEncryption") is True
