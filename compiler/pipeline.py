@@ -12,35 +12,32 @@ computed twice.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
-from datetime import date
 from pathlib import Path
 from typing import Any
 
+from compiler import rules
 from compiler import state_machine as sm
 from compiler.compilation import schedules
 from compiler.compilation.describe import workload_summary
 from compiler.compilation.images import pulled_repositories
 from compiler.compilation.stack_layout import (
-    alone_problem,
-    layout_problems,
     shard_of,
     shard_stack_name,
     shard_template_bytes,
-    too_large_alone,
 )
 from compiler.errors import Problem, SpecError
 from compiler.facts import placeholders as ph
-from compiler.facts.samples import sample_values
 from compiler.inputs import sourcedir
 from compiler.inputs.dns_firewall import DnsFirewallSettings
-from compiler.inputs.environments import Environment, zone_problems
+from compiler.inputs.environments import Environment
 from compiler.inputs.image_builds import ImageBuild, image_builds
 from compiler.inputs.model import Code, Workload
 from compiler.inputs.project import Project
-from compiler.rules.secrets import request_credentials
-from compiler.sdk import service_model
+from compiler.inputs.reader import Findings
+from compiler.rules.schedule import schedules_run_where_the_workload_deploys
+from compiler.rules.views import CompiledView, InputsView, PlanView, ProjectView
 from compiler.spec import Loaded, find_spec, load_workload, load_workloads, read_spec_file
 
 # Deploy-time values the stacks provide to each state machine: the environment's (stacks/platform.py, runs.py),
@@ -157,39 +154,6 @@ def provided_names(env: Environment, images: Collection[str], code: bool) -> fro
     return frozenset(names)
 
 
-def full_validation(request: Mapping[str, Any], env: Environment, attempt: int = 0) -> list[str]:
-    """The service model's full check (max, pattern, enum) with realistic deploy-time values for the environment.
-
-    The run id is the longest the state machine makes and the attempt the highest it reaches, so the job name is
-    checked at its longest.
-    """
-    values = sample_values(dict(request), region=env.region, account=env.account, RunId="f" * ph.RUN_ID_LENGTH,
-                           Attempt=str(attempt))
-    return service_model.validate_request(ph.substitute(dict(request), values))
-
-
-def missing_names_problem(workload: Workload, env: Environment, needed: Iterable[str],
-                          provided: Collection[str]) -> Problem | None:
-    """The refusal for a definition that needs a deploy-time value the environment does not provide."""
-    missing = sorted(set(needed) - set(provided))
-    if not missing:
-        return None
-    return Problem(workload.source, "inputs/image", "needs " + ", ".join(missing) + f", which environment "
-                   f"'{env.name}' does not provide (an FSx channel without a file system, or an image repository "
-                   "this project does not build?)")
-
-
-def bundle_problems(workload: Workload, scan: sourcedir.Scan, root: Path) -> list[Problem]:
-    """The code bundle's refusals (links, special files, size, clashing names), naming the spec and its field."""
-    code = workload.code
-    if code is None:
-        return []
-    fields = ["source_dir" if code.source_dir is not None else "entry_point"] + (["dependencies"]
-                                                                                  if code.dependencies else [])
-    prefix = f"{Path(root).absolute()}/"
-    return [Problem(workload.source, "/".join(fields), p.replace(prefix, "")) for p in scan.problems]
-
-
 class _Bundles:
     """One scan per distinct bundle (the same code ships in several workloads and environments)."""
 
@@ -207,30 +171,31 @@ class _Bundles:
 
 def compile_workload(workload: Workload, env: Environment, images: Collection[str],
                      bundles: _Bundles) -> tuple[CompiledWorkload, list[Problem]]:
-    """One checked workload compiled for one environment, with every problem synth would stop on.
+    """One checked workload compiled for one environment, with every problem the compiled rules find in it.
 
     Each part is computed here once (its request compiled, its image resolved, its deploy-time names found) and the
-    CLI and the CDK layer read them from the result (tests/compiler/test_pipeline_once.py).
+    rules, the CLI and the CDK layer read them from the result (tests/compiler/test_pipeline_once.py).
     """
     machine = sm.spec_for(workload, env)
     image = machine.request["AlgorithmSpecification"]["TrainingImage"]
     definition = sm.definition_string(sm.build_definition(machine))
-    names = frozenset(sm.deploy_time_names(definition))
-    problems = [Problem(workload.source, "", f"request for {env.name}: {p}")
-                for p in full_validation(machine.request, env, workload.max_relaunches)]
-    problems += request_credentials(workload, machine.request)
-    missing = missing_names_problem(workload, env, names, provided_names(env, images, workload.code is not None))
-    problems += [missing] if missing is not None else []
     code = bundles.bundle(workload.code) if workload.code is not None else None
-    problems += bundle_problems(workload, code.scan, bundles.root) if code is not None else []
-    extra = schedules.layout_bytes([workload], env.name).get(workload.name, 0)
-    alone = too_large_alone(definition, extra)
-    if alone is not None:
-        problems.append(alone_problem(workload.source, env, alone, len(machine.policy.budgets)))
     compiled = CompiledWorkload(workload=workload, environment=env, machine=machine, definition=definition,
-                                deploy_time_names=names, image=image, code=code,
-                                summary=workload_summary(workload, env, training_image=image), layout_bytes=extra)
-    return compiled, problems
+                                deploy_time_names=frozenset(sm.deploy_time_names(definition)), image=image, code=code,
+                                summary=workload_summary(workload, env, training_image=image),
+                                layout_bytes=schedules.layout_bytes([workload], env.name).get(workload.name, 0))
+    findings = Findings(workload.source)
+    rules.check_compiled(_view(compiled, images, bundles.root), findings)
+    return compiled, findings.problems
+
+
+def _view(compiled: CompiledWorkload, images: Collection[str], root: Path) -> CompiledView:
+    """What the compiled rules read of a compiled workload."""
+    return CompiledView(
+        workload=compiled.workload, environment=compiled.environment, request=compiled.request,
+        definition=compiled.definition, deploy_time_names=compiled.deploy_time_names,
+        provided_names=provided_names(compiled.environment, images, compiled.code is not None), bundle=compiled.bundle,
+        project_root=root, layout_bytes=compiled.layout_bytes, cost_checks=len(compiled.machine.policy.budgets))
 
 
 def shards(env: Environment, workloads: list[CompiledWorkload]) -> list[Shard]:
@@ -253,7 +218,9 @@ def compile_project(project: Project, *, directory: Path | None = None) -> Compi
     """Every workload of the project, checked and compiled for every environment; raises one SpecError with every
     problem (what validate prints and what stops synth)."""
     envs = project.environments()
-    problems = list(zone_problems(project.context(), envs))
+    inputs = Findings("")
+    rules.check_inputs(InputsView(environments=envs, context=project.context()), inputs)
+    problems = list(inputs.problems)
     images: dict[str, ImageBuild] = {}
     try:
         images = project_images(project, envs)
@@ -262,19 +229,19 @@ def compile_project(project: Project, *, directory: Path | None = None) -> Compi
     if problems:
         raise SpecError(problems)
     loaded = load_workloads(project, envs, directory, images=images)
-    problems += schedules.environment_problems(loaded.base, loaded.by_environment)
     compiled = Compiled(project=project, environments=envs, images=images, loaded=loaded)
     bundles = _Bundles(project.root)
     for env in envs.values():
         results = [compile_workload(w, env, images, bundles) for w in loaded.workloads(env.name)]
-        loaded.warnings.extend(schedules.budget_warnings(env, loaded.workloads(env.name), date.today()))
         workloads = sorted((result for result, _ in results), key=lambda c: c.name)
         compiled.plans[env.name] = EnvironmentPlan(
             environment=env, workloads=workloads, shards=shards(env, workloads),
             pulled_repositories=tuple(pulled_repositories(c.image for c in workloads)))
         problems += [p for _, found in results for p in found]
-        problems += layout_problems(env, {c.name: c.definition for c in workloads},
-                                    {c.name: c.layout_bytes for c in workloads})
+        plan = Findings("")
+        rules.check_plan(PlanView(env, tuple(_view(c, images, project.root) for c in workloads)), plan)
+        problems += plan.problems
+        loaded.warnings.extend(str(w) for w in plan.warnings)
     if problems:
         raise SpecError(_once(problems))
     return compiled
@@ -287,12 +254,15 @@ def _once(problems: list[Problem]) -> list[Problem]:
 
 def _schedule_problems(project: Project, name_or_path: str, workload: Workload,
                        envs: Mapping[str, Environment]) -> list[Problem]:
-    """compile_project's check of `schedule.environments` for one workload, so render refuses what validate does."""
+    """The project rule on `schedule.environments` for this one workload, so render refuses what validate does."""
     if workload.schedule is None or not workload.schedule.environments:
         return []
     spec = read_spec_file(find_spec(project, name_or_path), project)
     deployed = {name: {workload.name: workload} if spec.deploys_to(env) else {} for name, env in envs.items()}
-    return schedules.environment_problems({workload.name: workload}, deployed)
+    findings = Findings("")
+    schedules_run_where_the_workload_deploys(ProjectView(envs, {workload.name: workload}, deployed,
+                                                         frozenset({workload.name})), findings)
+    return findings.problems
 
 
 def compile_one(project: Project, name_or_path: str, env_name: str) -> CompiledWorkload:

@@ -29,10 +29,9 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from compiler import state_machine as sm
-from compiler.compilation import secret_refs
 from compiler.compilation.describe import METADATA_KEY
 from compiler.compilation.images import ecr_repository_arn
-from compiler.facts import run_metrics
+from compiler.facts import run_metrics, secret_refs
 from compiler.facts.placeholders import EXECUTION_ROLE_ARN, RUN_ID_LENGTH, TRAINING_SECURITY_GROUP_ID
 from compiler.inputs.environments import TRAINING_LOG_GROUP
 from compiler.inputs.model import ProjectImage, S3Channel

@@ -36,7 +36,7 @@ from unittest import mock
 
 from compiler.facts import placeholders as _ph
 from compiler.facts import samples as _samples
-from compiler.spec.keys import SDK_ARGUMENTS
+from compiler.inputs.spec.keys import SDK_ARGUMENTS
 
 REGION = _samples.REGION
 ACCOUNT = _samples.ACCOUNT

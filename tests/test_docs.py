@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler.spec.keys import PLATFORM_KEYS, REFUSED, RENAMED, SDK_ARGUMENTS
+from compiler.inputs.spec.keys import PLATFORM_KEYS, REFUSED, RENAMED, SDK_ARGUMENTS
 from compiler.spec.loading import OVERRIDABLE
 from tests.project import ROOT
 

@@ -14,7 +14,7 @@ from compiler.inputs.environments import Environment
 AWS_RESERVED_IPS = 5  # per subnet: network, router, DNS, future use, broadcast
 FILE_SYSTEM_RESERVED_IPS = 32  # a conservative allowance for the FSx for Lustre file servers' interfaces
 # AWS services a job reaches through interface endpoints in the training subnet (the S3 gateway endpoint takes no IP).
-# Secrets Manager: where a workload's `secrets:` are read at start (compiler/compilation/secret_refs.py).
+# Secrets Manager: where a workload's `secrets:` are read at start (compiler/facts/secret_refs.py).
 INTERFACE_ENDPOINT_SERVICES = ("ecr.api", "ecr.dkr", "logs", "monitoring", "sts", "sagemaker.api", "secretsmanager")
 # A relaunched or queued job can start before the previous one's interfaces are released.
 HEADROOM = 2

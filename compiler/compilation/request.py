@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from compiler.compilation import secret_refs, strategies
+from compiler.compilation import strategies
 from compiler.compilation.images import image_uri
 from compiler.compilation.strategies.base import enabled
 from compiler.compilation.strategies.encoding import generic
-from compiler.facts import catalog
+from compiler.facts import catalog, secret_refs
 from compiler.facts import placeholders as ph
 from compiler.inputs.environments import Environment
 from compiler.inputs.model import Channel, FsxChannel, S3Channel, Workload
@@ -192,7 +192,7 @@ def input_channels(workload: Workload) -> list[dict[str, Any]]:
 
 def environment(workload: Workload) -> dict[str, str] | None:
     """The spec's variables plus the EFA ones the in-container toolkit does not set for the training type, then one
-    variable per secret holding its ARN, never its value (compiler.compilation.secret_refs)."""
+    variable per secret holding its ARN, never its value (compiler.facts.secret_refs)."""
     efa = workload.instance.efa_environment()
     if workload.environment is None and not efa and not workload.secrets:
         return None

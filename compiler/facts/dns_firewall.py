@@ -34,7 +34,7 @@ def allowed_domains(region: str) -> dict[str, tuple[str, ...]]:
         "STS": (f"sts.{r}.amazonaws.com", "sts.amazonaws.com"),
         # The SageMaker API endpoint's name, and SageMaker's metrics service (the toolkit may report through it).
         "SageMaker": (f"api.sagemaker.{r}.amazonaws.com", f"metrics.sagemaker.{r}.amazonaws.com"),
-        # The Secrets Manager endpoint's name: a workload's `secrets:` are read at start (compiler/compilation/secret_refs.py).
+        # The Secrets Manager endpoint's name: a workload's `secrets:` are read at start (compiler/facts/secret_refs.py).
         "Secrets Manager": (f"secretsmanager.{r}.amazonaws.com",),
         # The file system's DNS name, <file system id>.fsx.<region>.amazonaws.com, which the Lustre client mounts.
         "FSx for Lustre": (f"*.fsx.{r}.amazonaws.com",),

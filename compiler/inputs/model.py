@@ -17,7 +17,7 @@ from typing import Any, Literal
 from compiler.facts import catalog
 
 # The SDK's defaults for what a spec leaves out (EstimatorBase.__init__ of the pinned sagemaker==2.257.7): stated once
-# here, for the model's fields and the spec readers (compiler/spec/) alike.
+# here, for the model's fields and the spec readers (compiler/inputs/spec/) alike.
 MAX_RUN_SECONDS = 24 * 60 * 60  # max_run
 VOLUME_SIZE_GB = 30  # volume_size
 INPUT_MODE = "File"  # input_mode
@@ -236,7 +236,10 @@ class StallWatchdog:
 
 @dataclass(frozen=True)
 class Schedule:
-    """`schedule:`: when EventBridge Scheduler starts a run, where, and with which input (compiler/compilation/schedules.py)."""
+    """`schedule:`: when EventBridge Scheduler starts a run, where, and with which input.
+
+    compiler/inputs/schedule.py reads it; compiler/compilation/schedules.py projects its runs and their cost.
+    """
 
     expression: str  # cron(...) or rate(...), as EventBridge Scheduler takes it
     timezone: str = "UTC"  # IANA name the expression is evaluated in
@@ -255,7 +258,7 @@ class Metric:
 
 @dataclass(frozen=True)
 class RunOptions:
-    """How a job runs: limits, spot, checkpoints, switches and the console's ceilings (compiler/spec/options.py reads
+    """How a job runs: limits, spot, checkpoints, switches and the console's ceilings (compiler/inputs/spec/options.py reads
     them; the Workload shows each under its own name)."""
 
     input_mode: str = INPUT_MODE

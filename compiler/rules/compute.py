@@ -48,8 +48,8 @@ def the_toolkit_keeps_its_efa_provider(w: Workload, f: Findings) -> None:
     """A spec's own FI_PROVIDER that the training toolkit replaces in the container would be silently ignored: say
     so. sagemaker-training 5.1.4 sets FI_PROVIDER=efa itself under torchrun and mpirun on its EFA types
     (torch_distributed.py `_setup`, mpi.py `-x FI_PROVIDER=efa`) and under SMDDP's mpirun on every type
-    (smdataparallel.py `-x FI_PROVIDER=efa`)."""
-    if "FI_PROVIDER" not in (w.environment or {}) or w.framework == "generic":
+    (smdataparallel.py `-x FI_PROVIDER=efa`); a spec that says efa itself loses nothing."""
+    if (w.environment or {}).get("FI_PROVIDER", "efa") == "efa" or w.framework == "generic":
         return
     plan = strategies.launch_plan(w).name
     everywhere = plan == "smddp"

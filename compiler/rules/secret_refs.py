@@ -1,4 +1,4 @@
-"""Rules for `secrets:` (compiler.compilation.secret_refs): where the named secrets may be read from, and by whom.
+"""Rules for `secrets:` (compiler.facts.secret_refs): where the named secrets may be read from, and by whom.
 
 The process reads them at start through the Secrets Manager endpoint of the environment's network, with the
 workload's execution role, which may read exactly these ARNs. So a secret must be in the environment's account and
@@ -8,7 +8,7 @@ the spec sets in `environment`.
 
 from __future__ import annotations
 
-from compiler.compilation import secret_refs
+from compiler.facts import secret_refs
 from compiler.inputs.environments import Environment
 from compiler.inputs.model import Workload
 from compiler.inputs.reader import Findings

@@ -1,12 +1,11 @@
 """Credentials do not belong in a spec: it is committed, reviewed, and compiled into templates in clear text.
 
 Jobs get AWS access from their execution role; other secrets belong in AWS Secrets Manager (or SSM Parameter
-Store), read at start-up with the role. The rule scans every string of the spec as it is read, and the pipeline
-(compiler/pipeline.py) scans every string of the CreateTrainingJob request it compiles for each environment
-(`request_credentials`: hyperparameters decoded from the SDK's JSON, MPI options, container arguments, channels,
-tags, ...), because a credential anywhere in it sits in the template, DescribeTrainingJob and the run history alike.
-Three tests, in
-order, none of which a variable's name can switch off:
+Store), read at start-up with the role. One rule scans every string of the spec as it is read, another every string
+of the CreateTrainingJob request compiled for each environment (`no_credentials_in_the_request`: hyperparameters
+decoded from the SDK's JSON, MPI options, container arguments, channels, tags, ...), because a credential anywhere in
+it sits in the template, DescribeTrainingJob and the run history alike. Three tests, in order, none of which a
+variable's name can switch off:
 
 1. token formats published by their issuers, a private key block, and a password in a URL, anywhere;
 2. under a name with a KEY word (`WANDB_KEY`, `api_key_id`): 32 or more hex digits, or 40 characters shaped like an
@@ -30,7 +29,8 @@ from typing import Any
 from compiler.errors import Problem
 from compiler.inputs.model import FsxChannel, S3Channel, Workload
 from compiler.inputs.reader import Findings
-from compiler.rules.registry import workload_rule
+from compiler.rules.registry import compiled_rule, workload_rule
+from compiler.rules.views import CompiledView
 
 _VALUE_PATTERNS = (
     # IAM User Guide, "IAM identifiers", unique ID prefixes: AKIA (access key), ASIA (temporary access key), ...
@@ -155,9 +155,9 @@ def _field(parent: Any, where: str, name: str) -> str:
 
 
 @workload_rule
-def no_credentials_in_the_request(w: Workload, f: Findings) -> None:
+def no_credentials_in_the_spec(w: Workload, f: Findings) -> None:
     """Every string of the spec itself (its description and names reach the template too); the request compiled from
-    it is scanned by the pipeline, once per environment (`request_credentials`)."""
+    it is scanned once per environment (`no_credentials_in_the_request`)."""
     _scan(w, None, f)
 
 
@@ -166,6 +166,11 @@ def request_credentials(w: Workload, request: Mapping[str, Any]) -> list[Problem
     findings = Findings(w.source)
     _scan(w, request, findings)
     return findings.problems
+
+
+@compiled_rule
+def no_credentials_in_the_request(view: CompiledView, f: Findings) -> None:
+    _scan(view.workload, view.request, f)
 
 
 def _scan(w: Workload, request: Mapping[str, Any] | None, f: Findings) -> None:

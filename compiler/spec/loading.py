@@ -22,8 +22,9 @@ from compiler.inputs.image_builds import IMAGES_KEY, ImageBuild
 from compiler.inputs.model import ProjectImage, Workload
 from compiler.inputs.project import Project
 from compiler.inputs.reader import Findings
+from compiler.inputs.spec.overridable import MERGED, OVERRIDABLE, apply, why_not
 from compiler.inputs.spec_yaml import MAX_SPEC_BYTES, SpecYamlError, load_spec_text
-from compiler.spec.overridable import MERGED, OVERRIDABLE, apply, why_not
+from compiler.rules.views import ProjectView
 from compiler.spec.parse import parse_workload
 
 ENVIRONMENTS_KEY = "environments"
@@ -61,7 +62,7 @@ class SpecFile:
         return value if isinstance(value, Mapping) else {}
 
     def for_environment(self, env: str) -> dict[str, Any]:
-        """The effective spec in one environment (`compiler.spec.overridable.apply`)."""
+        """The effective spec in one environment (`compiler.inputs.spec.overridable.apply`)."""
         return apply(self.base, {k: v for k, v in self.overrides(env).items() if k in OVERRIDABLE})
 
 
@@ -231,22 +232,10 @@ def _load_one(path: Path, project: Project, envs: Mapping[str, Environment], loa
     return problems
 
 
-def _unique(loaded: Loaded) -> list[Problem]:
-    """Names and job-name prefixes are one workload's each: another's would share its IAM job scope."""
-    problems = []
-    seen: dict[str, str] = {}
-    prefixes: dict[str, str] = {}
-    for workload in sorted(loaded.base.values(), key=lambda w: w.source):
-        if workload.name in seen:
-            problems.append(Problem(workload.source, "name", f"'{workload.name}' is also used by {seen[workload.name]}"))
-        seen.setdefault(workload.name, workload.source)
-        prefix = workload.base_job_name.lower()
-        if prefix in prefixes:
-            problems.append(Problem(workload.source, "base_job_name", f"'{workload.base_job_name}' is also the job-name "
-                                    f"prefix of {prefixes[prefix]}: each workload's role may touch only jobs named "
-                                    "after it, so prefixes must differ (ignoring case)"))
-        prefixes.setdefault(prefix, workload.source)
-    return problems
+def project_view(loaded: Loaded, envs: Mapping[str, Environment]) -> ProjectView:
+    """What the project rules read of every spec loaded."""
+    return ProjectView(environments=envs, base=loaded.base, by_environment=loaded.by_environment,
+                       spec_names=frozenset(spec.name for spec in loaded.specs))
 
 
 def load_workloads(project: Project, envs: Mapping[str, Environment], directory: Path | None = None,
@@ -262,24 +251,13 @@ def load_workloads(project: Project, envs: Mapping[str, Environment], directory:
             problems.extend(_load_one(path, project, envs, loaded, images))
         except SpecError as error:
             problems.extend(error.problems)
-    problems.extend(_unique(loaded))
-    problems.extend(_default_workloads_exist(loaded, envs))
+    findings = Findings("")
+    rules.check_project(project_view(loaded, envs), findings)
+    problems.extend(findings.problems)
+    loaded.warnings.extend(str(w) for w in findings.warnings)
     if problems:
         raise SpecError(problems)
     return loaded
-
-
-def _default_workloads_exist(loaded: Loaded, envs: Mapping[str, Environment]) -> list[Problem]:
-    """A name in an environment's default_workloads list that no spec has is a typo that would deploy nothing."""
-    names = {spec.name for spec in loaded.specs}
-    problems = []
-    for env in envs.values():
-        for name in sorted((env.default_workloads or frozenset()) - names):
-            close = difflib.get_close_matches(name, sorted(names), n=1)
-            hint = f"did you mean '{close[0]}'? " if close else ""
-            problems.append(Problem("cdk.json", f"{env.name}.default_workloads", f"names {name!r}, which no workload "
-                                    f"spec is; {hint}workloads: {', '.join(sorted(names)) or 'none'}"))
-    return problems
 
 
 def find_spec(project: Project, name_or_path: str, cwd: Path | None = None) -> Path:

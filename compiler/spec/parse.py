@@ -1,92 +1,20 @@
 """One spec mapping into a checked `Workload`, or a SpecError listing every problem with its field and fix.
 
-First every key is accounted for (accepted, refused with its reason, renamed, or a typo with the close name);
-then each topic's reader builds its part of the model; then the rules (`compiler.rules`) check how the parts go
-together. Problems are collected throughout, so one run reports them all.
+The reading is `compiler.inputs.spec.workload`'s; here the rules (`compiler.rules`) check how the parts go together.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from compiler import rules
-from compiler.compilation.schedules import read_schedule
 from compiler.errors import Problem, SpecError
-from compiler.facts.placeholders import RESERVED_SEQUENCE
 from compiler.inputs.model import Workload
-from compiler.inputs.reader import Findings, Reader, describe, suggest
-from compiler.spec.code import read_code
-from compiler.spec.compute import read_compute
-from compiler.spec.data import read_inputs, read_model_uri
-from compiler.spec.image import read_estimator
-from compiler.spec.keys import LOOKALIKES, PLATFORM_KEYS, REFUSED, RENAMED, known_keys
-from compiler.spec.options import read_capacity, read_debugging, read_run
-from compiler.spec.secrets import read_secrets, read_secrets_kms_key
-from compiler.spec.values import read_choices, read_environment, read_hyperparameters, read_metrics, read_tags
-from compiler.spec.watchdog import read_stall_watchdog
-
-
-def audit_keys(raw: Mapping[str, Any], findings: Findings) -> None:
-    """Every top-level key: accepted, or a problem that says why not and what to write."""
-    known = known_keys()
-    for key in raw:
-        if key in known:
-            continue
-        if key in REFUSED:
-            findings.problem(key, REFUSED[key])
-        elif key in RENAMED:
-            findings.problem(key, f"is the SDK v1 name; write {RENAMED[key]} (the v2 estimator's argument)")
-        elif key in LOOKALIKES:
-            right, why = LOOKALIKES[key]
-            findings.problem(key, f"did you mean '{right}'? {why}" if right else why)
-        else:
-            close = suggest(str(key), known | set(REFUSED))
-            hint = f"did you mean '{close}'?" if close else (
-                "workload specs take the SageMaker SDK estimator's arguments and the platform keys "
-                f"({', '.join(sorted(PLATFORM_KEYS))}); see docs/workload-spec.md")
-            findings.problem(str(key), f"unknown key; {hint}")
-
-
-def _strings(value: Any, where: str) -> Iterator[tuple[str, str]]:
-    """Every text in a value, keys included, with its field path."""
-    if isinstance(value, str):
-        yield where, value
-    elif isinstance(value, Mapping):
-        for key, item in value.items():
-            path = f"{where}.{key}" if where else str(key)
-            yield path, str(key)
-            yield from _strings(item, path)
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _strings(item, f"{where}[{index}]")
-
-
-def no_placeholders(raw: Mapping[str, Any], findings: Findings) -> None:
-    """`${` is how Step Functions substitutions are written: user text holding it would be rewritten at deploy."""
-    for where, text in _strings(raw, ""):
-        if RESERVED_SEQUENCE in text:
-            findings.problem(where, "holds '${', which the platform reserves for deploy-time values (Step Functions "
-                             "would substitute it); write the text without it")
-
-
-def _distribution(r: Reader, framework: str) -> dict[str, Any]:
-    value = r.raw.get("distribution")
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        r.problem("distribution", f"must be a mapping in the SDK's shape, e.g. {{torch_distributed: {{enabled: true}}}}, "
-                  f"not {describe(value)}")
-        return {}
-    if not value and r.has("instance_groups") and framework != "generic":
-        # validate_distribution runs on any distribution that is not None: it names the training group, which
-        # then needs a strategy (or, with several groups, refuses to pick one)
-        r.problem("distribution", "is empty, but with instance_groups the SDK names a training group that no strategy "
-                  "uses and refuses the job; remove distribution, or enable mpi or smdistributed dataparallel and name "
-                  "the group in distribution.instance_groups")
-    return dict(value)
+from compiler.inputs.reader import Findings
+from compiler.inputs.spec.workload import read_workload
 
 
 def parse_workload(raw: Any, *, source: str, spec_dir: Path, project_root: Path) -> Workload:
@@ -94,30 +22,9 @@ def parse_workload(raw: Any, *, source: str, spec_dir: Path, project_root: Path)
     findings = Findings(source)
     if not isinstance(raw, Mapping):
         raise SpecError(Problem(source, "", "a workload spec is a YAML mapping of estimator arguments"))
-    audit_keys(raw, findings)
-    no_placeholders(raw, findings)
-    r = Reader(raw, findings)
-    name = r.string("name", required=True, max_length=64, explain="the workload's name, e.g. gpt-pretrain")
-    estimator, image = read_estimator(r)
-    code = read_code(r, spec_dir, project_root, required=estimator.framework != "generic")
-    compute = read_compute(r)
-    model_uri, model_channel = read_model_uri(r)
-    hyperparameters = read_hyperparameters(r, estimator.framework)
-    parts: dict[str, Any] = dict(  # every field is read before anything stops, so one run reports every problem
-        distribution=_distribution(r, estimator.framework), hyperparameters=hyperparameters,
-        choices=read_choices(r, hyperparameters),
-        environment=read_environment(r), secrets=read_secrets(r), secrets_kms_key=read_secrets_kms_key(r),
-        inputs=read_inputs(r), model_uri=model_uri, model_channel_name=model_channel,
-        metric_definitions=read_metrics(r), tags=read_tags(r), debugging=read_debugging(r),
-        base_job_name=r.string("base_job_name", max_length=63, default=name) or name or "",
-        description=r.string("description", max_length=1000, default="") or "", capacity_retry=read_capacity(r),
-        schedule=read_schedule(r), stall_watchdog=read_stall_watchdog(r),
-        run=read_run(r),
-    )
-    if name is None or compute is None:
+    workload = read_workload(raw, findings, source=source, spec_dir=spec_dir, project_root=project_root)
+    if workload is None:
         raise SpecError(findings.problems)
-    workload = Workload(name=name, source=source, estimator=estimator, image=image, code=code, compute=compute,
-                        **parts)
     rules.check_workload(workload, findings)
     if findings.problems:
         raise SpecError(findings.problems)

@@ -105,7 +105,7 @@ def test_without_prices_in_the_region_the_review_and_budget_say_so(tmp_path: Pat
     west = dataclasses.replace(DEV, name="west", region="us-west-2", monthly_budget_usd=100)
     workload = dataclasses.replace(_workload(tmp_path, "rate(1 day)"), price_region="us-west-2")
     assert schedules.project(workload, date(2027, 1, 1)) == schedules.Projection(31, None, None)
-    [warning] = schedules.budget_warnings(west, [workload], date(2027, 1, 1))
+    [warning] = map(str, schedules.budget_warnings(west, [workload], date(2027, 1, 1)))
     assert warning.startswith("cdk.json: west.monthly_budget_usd: the schedules of demo cannot be projected against "
                               "the budget: no verified us-west-2 prices for ml.g5.2xlarge")
     assert "trainctl prices --region us-west-2" in warning

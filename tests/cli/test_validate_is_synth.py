@@ -24,7 +24,6 @@ from compiler.errors import SpecError
 from compiler.facts import placeholders as ph
 from compiler.inputs.project import Project
 from compiler.pipeline import provided_names
-from compiler.spec import load_spec_workload
 from tests.project import ROOT, project_copy
 from trainctl.cli import main
 

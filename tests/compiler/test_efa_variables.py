@@ -81,3 +81,16 @@ def test_a_spec_value_the_toolkit_overwrites_is_pointed_out(make):
     else:
         said = list(workload.warnings)
     assert any("FI_PROVIDER" in text for text in said), said
+
+
+def _warnings(make, environment):
+    return [text for text in make(instance_type="ml.p4d.24xlarge", distribution={"torch_distributed": {"enabled": True}},
+                                  instance_count=2, environment=environment).warnings if "FI_PROVIDER" in text]
+
+
+def test_a_spec_that_sets_the_toolkits_own_provider_is_not_warned(make):
+    # aws/amazon-sagemaker-examples model_trainer_overview.ipynb sets FI_PROVIDER=efa beside torchrun on p4d: the
+    # toolkit's `FI_PROVIDER=efa` replaces it with the same value
+    assert _warnings(make, {"FI_PROVIDER": "efa"}) == []
+    [warning] = _warnings(make, {"FI_PROVIDER": "tcp"})
+    assert "sets FI_PROVIDER=efa itself on ml.p4d.24xlarge under torch_distributed, replacing 'tcp'" in warning

@@ -1,5 +1,5 @@
 """Hostile spec files: each is refused with the place and the fix, never a traceback (compiler/inputs/spec_yaml.py,
-compiler/spec/loading.py, the tags reader in compiler/spec/values.py), each at its boundary."""
+compiler/spec/loading.py, the tags reader in compiler/inputs/spec/values.py), each at its boundary."""
 
 from __future__ import annotations
 

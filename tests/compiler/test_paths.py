@@ -39,7 +39,7 @@ def test_the_root_is_refused(rejects, path, mode) -> None:
 
 @pytest.mark.parametrize("path", ["/..", "/datasets/..", "/datasets/../..", "/demo/../other", "/../demo"])
 def test_dot_dot_segments_are_refused(rejects, path) -> None:
-    # refused as the spec is read (compiler/spec/data.py); the rule refuses them again for a Workload built otherwise
+    # refused as the spec is read (compiler/inputs/spec/data.py); the rule refuses them again for a Workload built otherwise
     rejects("inputs.train.directory_path", "path inside the file system", inputs=fsx(path, "ro"))
 
 

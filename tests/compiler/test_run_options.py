@@ -6,7 +6,7 @@ import dataclasses
 
 from compiler.inputs.model import RunOptions
 from compiler.inputs.reader import Findings, Reader
-from compiler.spec.options import read_run
+from compiler.inputs.spec.options import read_run
 
 
 def test_every_run_option_reads_on_the_workload_under_its_own_name(make):

@@ -15,8 +15,10 @@ from datetime import UTC, date, datetime
 import pytest
 
 from compiler.compilation import schedules
-from compiler.compilation.schedules import ScheduleError, next_runs, parse_expression, runs_per_month, shortest_interval
+from compiler.compilation.schedules import next_runs, runs_per_month, shortest_interval
+from compiler.inputs import schedule as grammar
 from compiler.inputs.model import Schedule
+from compiler.inputs.schedule import ScheduleError, parse_expression
 
 VALID = ["rate(1 minute)", "rate(5 minutes)", "rate(1 hour)", "rate(5 hours)", "rate(1 day)", "rate(7 days)",
          "cron(0 10 * * ? *)", "cron(15 12 * * ? *)", "cron(0 18 ? * MON-FRI *)", "cron(0 8 1 * ? *)",
@@ -73,7 +75,7 @@ def test_an_unknown_time_zone_is_refused_with_the_close_name(rejects) -> None:
 
 
 def test_lengths_are_the_scheduler_models() -> None:
-    assert schedules.service_lengths() == {"ScheduleExpression": (1, 256), "ScheduleExpressionTimezone": (1, 50)}
+    assert grammar.service_lengths() == {"ScheduleExpression": (1, 256), "ScheduleExpressionTimezone": (1, 50)}
 
 
 def test_an_expression_over_256_characters_is_refused(rejects) -> None:
@@ -166,7 +168,7 @@ def test_schedule_environments_must_be_ones_the_workload_deploys_to(make) -> Non
 def test_schedules_that_may_cost_more_than_the_budget_are_warned_about(make, envs) -> None:
     workload = make(schedule="rate(1 day)", max_run=3600)  # up to $2,336.66 a month (above)
     over = dataclasses.replace(envs["dev"], monthly_budget_usd=2336.65)
-    (warning,) = schedules.budget_warnings(over, [workload], date(2027, 1, 1))
+    [warning] = map(str, schedules.budget_warnings(over, [workload], date(2027, 1, 1)))
     assert warning.startswith("cdk.json: dev.monthly_budget_usd: the schedules of dev may cost up to $2,336.66 a month")
     assert schedules.budget_warnings(dataclasses.replace(over, monthly_budget_usd=2336.66), [workload],
                                      date(2027, 1, 1)) == []

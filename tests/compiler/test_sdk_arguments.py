@@ -1,6 +1,6 @@
 """Every argument of the pinned SDK's estimators is accounted for by the spec, and every refusal says why.
 
-`compiler.spec.keys` sorts the SageMaker Python SDK v2 estimators' arguments into those the spec accepts with the
+`compiler.inputs.spec.keys` sorts the SageMaker Python SDK v2 estimators' arguments into those the spec accepts with the
 SDK's meaning (SDK_ARGUMENTS) and those the platform refuses with a sentence (REFUSED); a platform key may stand
 in for an SDK argument (PLATFORM_REPLACES below). The tables are checked against the installed SDK itself, so an
 SDK upgrade that adds an argument fails here until someone decides what the spec does with it. The SDK v1 names
@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from compiler.errors import SpecError
+from compiler.inputs.spec.keys import LOOKALIKES, PLATFORM_KEYS, REFUSED, RENAMED, SDK_ARGUMENTS, known_keys
 from compiler.sdk import sdk_rules
-from compiler.spec.keys import LOOKALIKES, PLATFORM_KEYS, REFUSED, RENAMED, SDK_ARGUMENTS, known_keys
 from tests import sdk_reference as sdk
 
 # Platform keys that replace an SDK argument outright (the argument itself then needs no entry of its own).

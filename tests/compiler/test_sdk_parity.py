@@ -26,10 +26,10 @@ from compiler.facts import placeholders
 from compiler.inputs.environments import Environment, FsxDataset
 from compiler.inputs.model import Workload
 from compiler.inputs.reader import Findings
+from compiler.inputs.spec.keys import SDK_ARGUMENTS
 from compiler.rules import check_in_environment
 from compiler.sdk import service_model
 from compiler.spec import parse_workload, read_spec_file
-from compiler.spec.keys import SDK_ARGUMENTS
 from tests import sdk_reference as sdk
 from tests.project import ENVIRONMENTS, PROJECT, SHIPPED, loaded
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import botocore.session
 import pytest
 
-from compiler.compilation import secret_refs
 from compiler.compilation.request import compile_request
 from compiler.errors import SpecError
+from compiler.facts import secret_refs
 from compiler.inputs.reader import Findings
 from compiler.rules import check_in_environment
 from compiler.rules.secrets import request_credentials
@@ -172,7 +172,7 @@ def test_without_secrets_the_request_has_no_arn_variable(make) -> None:
 
 
 def test_secrets_may_differ_per_environment() -> None:
-    from compiler.spec.overridable import MERGED, OVERRIDABLE
+    from compiler.inputs.spec.overridable import MERGED, OVERRIDABLE
 
     assert {"secrets", "secrets_kms_key"} <= OVERRIDABLE and "secrets" in MERGED
 

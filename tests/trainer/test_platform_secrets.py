@@ -1,6 +1,6 @@
 """The trainer's start reads the workload's secrets from Secrets Manager into its environment, and never prints them.
 
-The job's environment holds only `TRAINING_PLATFORM_SECRET_ARN_<NAME>` (compiler/compilation/secret_refs.py); moto's Secrets
+The job's environment holds only `TRAINING_PLATFORM_SECRET_ARN_<NAME>` (compiler/facts/secret_refs.py); moto's Secrets
 Manager stands in for AWS (botocore builds and signs the real requests), and botocore's Stubber for its errors.
 """
 
@@ -17,7 +17,7 @@ import pytest
 from botocore.stub import Stubber
 from moto import mock_aws
 
-from compiler.compilation import secret_refs
+from compiler.facts import secret_refs
 from tests.trainer.conftest import TRAINING_DIR
 
 REGION = "us-east-1"

@@ -23,7 +23,7 @@ import sys
 from collections.abc import Callable, MutableMapping
 from typing import Any
 
-# compiler/compilation/secret_refs.py's ENV_PREFIX: this file ships alone in the job and imports nothing of the platform.
+# compiler/facts/secret_refs.py's ENV_PREFIX: this file ships alone in the job and imports nothing of the platform.
 ENV_PREFIX = "TRAINING_PLATFORM_SECRET_ARN_"
 
 

@@ -11,8 +11,8 @@ from typing import Any
 
 from compiler.inputs.model import MAX_INSTANCE_COUNT, CapacityRetry, Debugging, RunOptions
 from compiler.inputs.reader import Reader
+from compiler.inputs.spec.compute import check_instance_type
 from compiler.sdk.limits import MAX_RUNTIME_SECONDS, allowed, limits
-from compiler.spec.compute import check_instance_type
 
 MAX_CAPACITY_RELAUNCHES = 10
 MAX_RUN_COST_USD = 10_000_000.0  # a per-run ceiling beyond is a typo, not a budget

@@ -1,5 +1,5 @@
 """`secrets:` and `secrets_kms_key:`: the names a process reads secrets under, and the exact secrets
-(compiler.compilation.secret_refs).
+(compiler.facts.secret_refs).
 
 Each name must work as the request's variable (`TRAINING_PLATFORM_SECRET_ARN_<NAME>`, within SageMaker's key pattern
 and length) and as a process variable nobody else owns; each ARN must be a complete Secrets Manager secret ARN. Where
@@ -8,7 +8,7 @@ it may be read (account, region, network isolation) is checked by the rules (com
 
 from __future__ import annotations
 
-from compiler.compilation import secret_refs
+from compiler.facts import secret_refs
 from compiler.inputs.reader import Reader, describe
 from compiler.sdk.limits import limits, matches
 
