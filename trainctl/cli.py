@@ -14,10 +14,14 @@ import sys
 from collections.abc import Sequence
 
 from compiler.errors import SpecError
-from trainctl import commands, local, preflight, prices, runs, smoke, summary, zones
+from trainctl.local import command as local
+from trainctl.preflight import command as preflight
+from trainctl.project import prices, specs, summary, zones
 from trainctl.review import command as review
+from trainctl.run import commands as runs
+from trainctl.smoke import command as smoke
 
-MODULES = (commands, local, summary, review, zones, runs, preflight, smoke, prices)
+MODULES = (specs, local, summary, review, zones, runs, preflight, smoke, prices)  # in `trainctl --help`, in this order
 
 
 def build_parser() -> argparse.ArgumentParser:

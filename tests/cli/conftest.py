@@ -4,7 +4,7 @@ cdk.json puts dev in account 111111111111, us-east-1. moto picks the account of 
 `MOTO_ACCOUNT_ID` environment variable first (then an `x-moto-account-id` header, then the access key), and that is
 the one mechanism that also reaches the calls moto's Step Functions interpreter makes from its own threads (with
 fixed keys): so the whole package runs with MOTO_ACCOUNT_ID set to dev's account, and STS answers with it, which is
-what `trainctl.aws.session` checks.
+what `trainctl.common.aws.session` checks.
 """
 
 from __future__ import annotations

@@ -96,7 +96,7 @@ def test_no_ceiling_no_budgets(make) -> None:
 
 
 def test_the_summary_line_shows_the_ceiling_and_the_worst_case(make) -> None:
-    from trainctl.summary import workload_rows
+    from trainctl.project.summary import workload_rows
 
     # 2 x ml.p4d.24xlarge at 37.688 USD per instance-hour = 75.376 per hour; 86400 s: 1809.024 USD
     [_, _, row, _] = workload_rows(["demo"], {"demo": make(max_run_cost_usd=2000)}, {"demo": "Workloads07"})

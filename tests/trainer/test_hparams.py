@@ -12,7 +12,7 @@ from gptlm import hparams
 from gptlm.hparams import ConfigError
 
 from tests.trainer.conftest import TRAINING_DIR, WORKLOADS, child_env
-from trainctl.local import toolkit_args
+from trainctl.local.contract import toolkit_args
 
 
 def test_toolkit_style_values_are_decoded():

@@ -15,7 +15,7 @@ from compiler.compilation import strategies
 from compiler.spec import load_spec_workload
 from tests.project import PROJECT
 from tests.trainer.conftest import REPO, WORKLOADS, losses
-from trainctl import local
+from trainctl.local import command, contract, launch
 
 TINY_OVERRIDES = ["model=tiny", "max_steps=2", "seq_len=64", "micro_batch_size=2", "warmup_steps=1",
                   "log_every=1", "checkpoint_every=0"]
@@ -23,7 +23,7 @@ TINY_OVERRIDES = ["model=tiny", "max_steps=2", "seq_len=64", "micro_batch_size=2
 
 def _args(*argv: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
-    local.add_commands(parser.add_subparsers())
+    command.add_commands(parser.add_subparsers())
     return parser.parse_args(["run-local", *argv])
 
 
@@ -48,7 +48,7 @@ def _spec(tmp_path: Path, **overrides) -> Path:
 
 def test_hyperparameters_are_written_like_the_toolkit_does():
     # sagemaker_training.mapping.to_cmd_args: sorted keys, str() of each value, dicts as k=v joined by commas.
-    assert local.toolkit_args({"max_steps": 5, "compile": True, "model": "tiny", "lr": 0.0003,
+    assert contract.toolkit_args({"max_steps": 5, "compile": True, "model": "tiny", "lr": 0.0003,
                                "mp": {"partitions": 2, "ddp": True}}) == [
         "--compile", "True", "--lr", "0.0003", "--max_steps", "5", "--model", "tiny", "--mp", "ddp=True,partitions=2"]
 
@@ -56,7 +56,7 @@ def test_hyperparameters_are_written_like_the_toolkit_does():
 def test_container_variables(tmp_path: Path):
     data = tmp_path / "data"
     data.mkdir()
-    command, env, out, _ = local.prepare(_args(str(_spec(tmp_path)), "--channel", f"train={data}",
+    command, env, out, _ = launch.prepare(_args(str(_spec(tmp_path)), "--channel", f"train={data}",
                                                "-p", "max_steps=7", "-p", "compile=false",
                                                "--output", str(tmp_path / "run"), "--nproc", "2"))
     assert env["SM_CHANNEL_TRAIN"] == str(data)
@@ -125,12 +125,12 @@ def test_every_shipped_workload_prepares_its_local_launch(workload, tmp_path):
     hyperparameters is test_hparams.py's; two workloads run for real below.)"""
     spec = yaml.safe_load(workload.read_text())
     args, nproc = _local_args(workload, tmp_path)
-    command, env, out, _ = local.prepare(args)
+    command, env, out, _ = launch.prepare(args)
     assert command[1:6] == ["-m", "torch.distributed.run", "--standalone", "--nproc_per_node", nproc]
     assert command[6] == spec["entry_point"] and (out / "code" / spec["entry_point"]).is_file()
     hyperparameters = {**spec["hyperparameters"], **{k: yaml.safe_load(v) for k, v in
                                                      (o.split("=", 1) for o in TINY_OVERRIDES)}}
-    assert command[7:] == local.toolkit_args(hyperparameters)
+    assert command[7:] == contract.toolkit_args(hyperparameters)
     assert json.loads(env["SM_HPS"]) == hyperparameters
     assert Path(env["SM_CHANNEL_TRAIN"]).is_dir()
 

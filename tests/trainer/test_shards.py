@@ -11,12 +11,12 @@ from gptlm import shards
 from gptlm.shards import DataError, TokenWindows
 
 from tests.trainer.conftest import CORPUS
-from trainctl import local
+from trainctl.local import command
 
 
 def test_prep_data_command_writes_the_file_bytes_as_tokens(tmp_path: Path):
     parser = argparse.ArgumentParser()
-    local.add_commands(parser.add_subparsers())
+    command.add_commands(parser.add_subparsers())
     out = tmp_path / "tokens"
     args = parser.parse_args(["prep-data", "--input", str(CORPUS), "--output", str(out), "--tokens-per-shard", "5000"])
     assert args.func(args) == 0
@@ -36,7 +36,7 @@ def test_prep_data_rerun_with_bigger_shards_leaves_no_stale_files(tmp_path: Path
 
 def test_prep_data_missing_input_is_an_error_not_a_traceback(tmp_path: Path, capsys):
     parser = argparse.ArgumentParser()
-    local.add_commands(parser.add_subparsers())
+    command.add_commands(parser.add_subparsers())
     args = parser.parse_args(["prep-data", "--input", str(tmp_path / "nope.txt"), "--output", str(tmp_path)])
     assert args.func(args) == 2
     assert "does not exist" in capsys.readouterr().err

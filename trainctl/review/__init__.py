@@ -3,11 +3,12 @@
 It synthesizes the base revision (default: the merge base with the main branch) in a temporary git worktree and the
 working tree, both offline (no credentials: `app.py` reads the cached lookups; revisions.py), then compares every
 stack's template with the CDK's own diff engine (`@aws-cdk/cloudformation-diff`, through template_diff.js), which
-knows which property changes replace a resource. The report (report.py) lists, per environment: stateful resources
-replaced or removed first and loud (findings.py); workloads added, changed or removed (from the workload summary each
-state machine carries in its template metadata) with the values that changed and their cost per hour before and
-after; every other resource change with its values before and after; the IAM statements, managed-policy attachments
-and security group rules added or removed; the validation and cdk-nag findings; and which stack holds which workload.
+knows which property changes replace a resource. The report (report.py) lists stateful resources replaced or removed
+first and loud (findings.py); then per environment (changes.py): workloads added, changed or removed (from the
+workload summary each state machine carries in its template metadata) with the values that changed and their cost per
+hour before and after; every other resource change with its values before and after; the IAM statements,
+managed-policy attachments and security group rules added or removed; the validation and cdk-nag findings; and which
+stack holds which workload.
 
 Exit status (command.py): 0, or 1 when a stateful resource (file system, bucket, key, repository, log group, VPC,
 subnet, ...) would be replaced or removed and `acknowledged-changes.yaml` (acknowledgments.py) does not acknowledge

@@ -9,6 +9,7 @@ from typing import Any
 
 from compiler.compilation.describe import METADATA_KEY, is_workload_machine
 from compiler.facts.summaries import WorkloadSummary
+from trainctl.common.assembly import NAG_REPORT, nag_status, read_stacks
 
 
 @dataclass
@@ -62,20 +63,11 @@ class Placed:
 
 
 def read_assembly(outdir: Path) -> Assembly:
+    """A synthesized revision (its cdk.out), through the one reader of cloud assemblies."""
     assembly = Assembly()
-    for folder in sorted(outdir.glob("assembly-*")):
-        env = folder.name.removeprefix("assembly-")
-        manifest = json.loads((folder / "manifest.json").read_text())
-        for artifact_id, artifact in manifest.get("artifacts", {}).items():
-            if artifact.get("type") != "aws:cloudformation:stack":
-                continue
-            name = artifact.get("displayName", artifact_id).split("/")[-1]
-            template = json.loads((folder / artifact["properties"]["templateFile"]).read_text())
-            assembly.templates.setdefault(env, {})[name] = template
-            assembly.stack_names.setdefault(env, {})[name] = artifact["properties"].get("stackName", f"{env}-{name}")
-    report = outdir / "validation-report.json"
-    if report.is_file():
-        from trainctl.summary import nag_status
-
+    for env, stacks in read_stacks(outdir).items():
+        assembly.templates[env] = {stack.name: stack.template for stack in stacks}
+        assembly.stack_names[env] = {stack.name: stack.stack_name for stack in stacks}
+    if (outdir / NAG_REPORT).is_file():
         assembly.nag = nag_status(outdir)
     return assembly

@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from compiler.inputs.project import Project
-from trainctl.common import project_of
+from trainctl.common.lookup import project_of
 from trainctl.review.acknowledgments import load_acknowledgments
 from trainctl.review.assembly import read_assembly
 from trainctl.review.errors import ReviewError

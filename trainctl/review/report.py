@@ -1,134 +1,119 @@
-"""The review as one Markdown report: losses first and loud, then each environment's changes, then the checks."""
+"""The review as one Markdown report: what would fail or lose data first and loud, each with the acknowledgment that
+would accept it; then each environment's changes (changes.py); then the checks. The exit status is 1 while any of
+the loud ones is not acknowledged."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
-from compiler.facts.summaries import WorkloadSummary
+from trainctl.project.schedule_report import review_lines
 from trainctl.review.acknowledgments import ACKNOWLEDGMENTS, acknowledged
 from trainctl.review.assembly import Assembly
-from trainctl.review.findings import (
-    LOSSY,
-    STATEFUL_TYPES,
-    BlockedExport,
-    Loss,
-    Unretained,
-    blocked_exports,
-    losses,
-    unretained,
-)
+from trainctl.review.changes import other_changes, permission_changes, workload_changes
+from trainctl.review.findings import LOSSY, BlockedExport, Loss, Unretained, blocked_exports, losses, unretained
 from trainctl.review.names import NameClash, departed_line, departed_stacks, name_clashes
-from trainctl.review.template_diff import ValueChange, shown, value_changes
-from trainctl.schedule_report import review_lines
+from trainctl.review.template_diff import ValueChange
+
+Change = Loss | BlockedExport | NameClash | Unretained
+C = TypeVar("C", Loss, BlockedExport, NameClash, Unretained)
+Entries = list[dict[str, Any]]  # acknowledged-changes.yaml
 
 
-def _money(value: Any) -> str:
-    return "n/a" if value is None else f"{value:,.2f}"
+@dataclass(frozen=True)
+class Findings:
+    """What a change would lose or break, by kind: stateful losses, exports in use, names still taken, data no
+    longer retained."""
+
+    lost: list[Loss]
+    blocked: list[BlockedExport]
+    clashes: list[NameClash]
+    unretained: list[Unretained]
+
+    @classmethod
+    def of(cls, base: Assembly, head: Assembly, diffs: dict[str, dict[str, Any]]) -> Findings:
+        return cls(losses(diffs), blocked_exports(base, head, diffs), name_clashes(base, head, diffs),
+                   unretained(base, head))
+
+    def unacknowledged(self, entries: Entries) -> Findings:
+        """The findings no entry of acknowledged-changes.yaml accepts: each one fails the review."""
+        return Findings(_open(self.lost, entries), _open(self.blocked, entries), _open(self.clashes, entries),
+                        _open(self.unretained, entries))
+
+    def all(self) -> list[Change]:
+        return [*self.lost, *self.blocked, *self.clashes, *self.unretained]
 
 
-def _cost(summary: WorkloadSummary | None) -> str:
-    """The cost per hour, then each fallback type's (a capacity relaunch may run on any of them)."""
-    if summary is None:
-        return "-"
-    fallbacks = summary.fallback_cost_per_hour_usd or {}
-    return _money(summary.cost_per_hour_usd) + "".join(f"<br>fallback {t}: {_money(c)}" for t, c in fallbacks.items())
+def _open(changes: list[C], entries: Entries) -> list[C]:
+    return [c for c in changes if acknowledged(c, entries) is None]
 
 
-# What a workload change shows, in this order (its cost has columns of its own; gpus and efa follow the instances).
-COMPARED = ("instances", "fallback_instance_types", "image", "strategy", "hyperparameters", "inputs", "max_run",
-            "max_instance_count")
+def render(base_ref: str, base: Assembly, head: Assembly, diffs: dict[str, dict[str, Any]],
+           entries: Entries, warnings: list[str]) -> tuple[str, int]:
+    """The report, and the review's exit status (1 while a finding is not acknowledged)."""
+    found = Findings.of(base, head, diffs)
+    open_ = found.unacknowledged(entries)
+    out = [f"## Infrastructure review against `{base_ref[:12]}`", ""]
+    out += _blocked_exports(open_.blocked)
+    out += _name_clashes(open_.clashes, base)
+    out += _departed_stacks(base, head)
+    out += _unretained(open_.unretained)
+    out += _losses(open_.lost, base)
+    out += _acknowledged(found, entries)
+    if not found.lost:
+        out += ["No stateful resource (file system, bucket, key, repository, log group, VPC, subnet) is replaced or "
+                "removed.", ""]
+    for env in sorted(set(base.templates) | set(head.templates)):
+        out += _environment(env, base, head, diffs)
+    out += _checks(head, [*warnings, *_unmatched(entries, found)])
+    return "\n".join(out) + "\n", 1 if open_.all() else 0
 
 
-def summary_changes(old: WorkloadSummary, new: WorkloadSummary) -> list[str]:
-    """`field: old -> new` for each compared field that changed; a hyperparameter (or other mapping) by its key."""
-    found = []
-    for name in COMPARED:
-        before, after = getattr(old, name), getattr(new, name)
-        if before == after:
-            continue
-        if name == "instances":
-            found.append(f"instances: {old.shape} -> {new.shape}")
-        elif isinstance(before, dict) and isinstance(after, dict):
-            found += [f"{name}.{key}: {shown(before.get(key))} -> {shown(after.get(key))}"
-                      for key in sorted(set(before) | set(after)) if before.get(key) != after.get(key)]
-        else:
-            found.append(f"{name}: {shown(before)} -> {shown(after)}")
-    return found
+def _yaml(changes: Sequence[Change]) -> list[str]:
+    """The acknowledgments that would accept `changes`, as a YAML block to paste."""
+    return ["```yaml", *"".join(c.acknowledgment() for c in changes).splitlines(), "```"]
 
 
-def workload_changes(env: str, base: Assembly, head: Assembly) -> list[str]:
-    before, after = base.workloads(env), head.workloads(env)
-    rows = ["| Workload | Change | Stack | Instances | Strategy | $/hour before | $/hour after |",
-            "|---|---|---|---|---|---|---|"]
-    for name in sorted(set(before) | set(after)):
-        old, new = before.get(name), after.get(name)
-        if old == new:
-            continue
-        if old is None:
-            what = "added"
-        elif new is None:
-            what = "removed"
-        elif old.summary.instances is None:
-            what = "changed (the base revision predates workload summaries: compared by name only)"
-        else:
-            moved = [f"stack: {old.stack} -> {new.stack}"] if old.stack != new.stack else []
-            what = "<br>".join(_cell(c) for c in [*summary_changes(old.summary, new.summary), *moved]) or "definition"
-        current = new or old
-        assert current is not None  # one of them is there: the name came from one of them
-        rows.append(f"| {name} | {what} | {current.stack} | {current.summary.shape} | {current.summary.strategy or ''} "
-                    f"| {_cost(old.summary if old else None)} | {_cost(new.summary if new else None)} |")
-    return rows if len(rows) > 2 else ["No workload changes."]
-
-
-def other_changes(stacks: Mapping[str, Any]) -> list[str]:
-    """Every resource change but the losses (listed first), each changed value with its old and new value."""
-    words = {"WILL_CREATE": "added", "WILL_UPDATE": "changed", "WILL_REPLACE": "replaced",
-             "MAY_REPLACE": "may be replaced", "WILL_DESTROY": "removed", "WILL_ORPHAN": "orphaned"}
-    rows = ["| Stack | Resource | Type | Change | Values |", "|---|---|---|---|---|"]
-    for stack, diff in sorted(stacks.items()):
-        for change in diff["resources"]:
-            if change["type"] in STATEFUL_TYPES and change["impact"] in LOSSY:
-                continue
-            values = [_cell(c.text()) + (" (replaces it)" if c.replaces == "yes" else "")
-                      for c in value_changes(change)] + [_cell(o) for o in change["other"]]
-            rows.append(f"| {stack} | {change['id']} | {change['type']} | {words.get(change['impact'], change['impact'])} "
-                        f"| {'<br>'.join(values)} |")
-        if diff.get("permissionsBroadened"):
-            rows.append(f"| {stack} | (IAM) | | **permissions broadened** | see the permission changes below |")
-    return rows if len(rows) > 2 else ["No other resource changes."]
-
-
-def _cell(text: Any) -> str:
-    """A table cell of the diff engine's summary as Markdown: its line breaks as <br>, pipes escaped."""
-    return str(text).strip().replace("|", "\\|").replace("\n", "<br>")
-
-
-def summary_tables(stacks: Mapping[str, Any], key: str) -> list[str]:
-    """One Markdown table of the diff engine's summary `key` (iamStatements, managedPolicies, securityGroupRules)
-    over every stack of an environment, with the stack as the first column; [] when nothing changed."""
-    header: list[str] | None = None
-    rows = []
-    for stack, diff in sorted(stacks.items()):
-        table = diff.get(key) or []
-        if len(table) < 2:
-            continue
-        header = header or ["Stack", "", *table[0][1:]]
-        rows += [f"| {stack} | {' | '.join(_cell(c) for c in row)} |" for row in table[1:]]
-    if header is None:
+def _blocked_exports(stuck: list[BlockedExport]) -> list[str]:
+    if not stuck:
         return []
-    return [f"| {' | '.join(header)} |", "|" + "---|" * len(header), *rows]
+    return [f"### :no_entry: {len(stuck)} export(s) in use would be removed or changed: the deploy fails", "",
+            *[b.line() for b in stuck], "", "If no deployed stack imports it (say, the base never deployed), "
+            f"acknowledge it in `{ACKNOWLEDGMENTS}` with the reason:", "", *_yaml(stuck), ""]
 
 
-def permission_changes(stacks: Mapping[str, Any]) -> list[str]:
-    """The IAM statements, managed-policy attachments and security group rules a change adds (+) or removes (-)."""
-    out = []
-    for key, title in (("iamStatements", "IAM statements"), ("managedPolicies", "Managed policy attachments"),
-                       ("securityGroupRules", "Security group rules")):
-        table = summary_tables(stacks, key)
-        if table:
-            out += [f"{title} (+ added, - removed):", "", *table, ""]
-    return out or ["No IAM statement, managed policy attachment or security group rule changes.", ""]
+def _name_clashes(taken: list[NameClash], base: Assembly) -> list[str]:
+    if not taken:
+        return []
+    return [f"### :no_entry: {len(taken)} named resource(s) would be created while the name is taken: the deploy "
+            "fails", "", *[c.line(base) for c in taken], "", "Once the old one goes first as said, acknowledge each in "
+            f"`{ACKNOWLEDGMENTS}` with how:", "", *_yaml(taken), ""]
+
+
+def _departed_stacks(base: Assembly, head: Assembly) -> list[str]:
+    departed = departed_stacks(base, head)
+    if not departed:
+        return []
+    return [f"### :warning: {len(departed)} stack(s) leave the app and stay deployed", "",
+            *[departed_line(env, stack, base, head) for env, stack in departed], ""]
+
+
+def _unretained(exposed: list[Unretained]) -> list[str]:
+    if not exposed:
+        return []
+    return [f"### :warning: {len(exposed)} stateful resource(s) would no longer be retained", "",
+            *[u.line() for u in exposed], "", f"If that is intended, acknowledge each in `{ACKNOWLEDGMENTS}`:", "",
+            *_yaml(exposed), ""]
+
+
+def _losses(unacknowledged: list[Loss], base: Assembly) -> list[str]:
+    if not unacknowledged:
+        return []
+    return [f"### :rotating_light: {len(unacknowledged)} stateful resource(s) would be replaced or removed", "",
+            "Data in them would be lost or left behind. If this is intended, acknowledge each one in "
+            f"`{ACKNOWLEDGMENTS}` at the root of the repository with the reason, e.g.:", "",
+            *[_loss_line(loss, base) for loss in unacknowledged], "", *_yaml(unacknowledged), ""]
 
 
 def _cause(change: ValueChange) -> str:
@@ -146,73 +131,39 @@ def _loss_line(loss: Loss, base: Assembly) -> str:
     return line
 
 
-def render(base_ref: str, base: Assembly, head: Assembly, diffs: dict[str, dict[str, Any]],
-           entries: list[dict[str, Any]], warnings: list[str]) -> tuple[str, int]:
-    lost = losses(diffs)
-    unacknowledged = [loss for loss in lost if acknowledged(loss, entries) is None]
-    out = [f"## Infrastructure review against `{base_ref[:12]}`", ""]
-    blocked = blocked_exports(base, head, diffs)
-    stuck = [b for b in blocked if acknowledged(b, entries) is None]
-    if stuck:
-        out += [f"### :no_entry: {len(stuck)} export(s) in use would be removed or changed: the deploy fails", "",
-                *[b.line() for b in stuck], "", "If no deployed stack imports it (say, the base never deployed), "
-                f"acknowledge it in `{ACKNOWLEDGMENTS}` with the reason:", "",
-                "```yaml", *"".join(b.acknowledgment() for b in stuck).splitlines(), "```", ""]
-    clashes = name_clashes(base, head, diffs)
-    taken = [c for c in clashes if acknowledged(c, entries) is None]
-    if taken:
-        out += [f"### :no_entry: {len(taken)} named resource(s) would be created while the name is taken: the deploy "
-                "fails", "", *[c.line(base) for c in taken], "", "Once the old one goes first as said, acknowledge each in "
-                f"`{ACKNOWLEDGMENTS}` with how:", "",
-                "```yaml", *"".join(c.acknowledgment() for c in taken).splitlines(), "```", ""]
-    departed = departed_stacks(base, head)
-    if departed:
-        out += [f"### :warning: {len(departed)} stack(s) leave the app and stay deployed", "",
-                *[departed_line(env, stack, base, head) for env, stack in departed], ""]
-    kept = unretained(base, head)
-    exposed = [u for u in kept if acknowledged(u, entries) is None]
-    if exposed:
-        out += [f"### :warning: {len(exposed)} stateful resource(s) would no longer be retained", "",
-                *[u.line() for u in exposed], "", f"If that is intended, acknowledge each in `{ACKNOWLEDGMENTS}`:", "",
-                "```yaml", *"".join(u.acknowledgment() for u in exposed).splitlines(), "```", ""]
-    if unacknowledged:
-        out += [f"### :rotating_light: {len(unacknowledged)} stateful resource(s) would be replaced or removed", "",
-                "Data in them would be lost or left behind. If this is intended, acknowledge each one in "
-                f"`{ACKNOWLEDGMENTS}` at the root of the repository with the reason, e.g.:", ""]
-        out += [_loss_line(loss, base) for loss in unacknowledged]
-        out += ["", "```yaml", *"".join(loss.acknowledgment() for loss in unacknowledged).splitlines(), "```", ""]
-    described: list[tuple[BlockedExport | NameClash | Unretained, str]] = [
-        *((b, f"{b.environment}/{b.stack} export `{b.export}` {b.what}") for b in blocked),
-        *((c, f"{c.environment}/{c.stack} `{c.resource}` named `{c.name}`") for c in clashes),
-        *((u, f"{u.environment}/{u.stack} `{u.resource}` no longer retained") for u in kept)]
-    for item, text in described:
-        match = acknowledged(item, entries)
-        if match is not None:
-            out.append(f"- acknowledged: {text}: {match['reason']}")
-    for entry in entries:
-        changes: list[Loss | BlockedExport | NameClash | Unretained] = [*lost, *blocked, *clashes, *kept]
-        if not any(acknowledged(change, [entry]) for change in changes):
-            warnings = [*warnings, f"{ACKNOWLEDGMENTS}: {entry['environment']}/{entry['stack']} {entry['resource']} "
-                        f"({entry['change']}) matches no change of this revision; remove it once the change is merged"]
-    for loss in lost:
-        match = acknowledged(loss, entries)
-        if match is not None:
-            out.append(f"- acknowledged: {loss.environment}/{loss.stack} `{loss.resource}` ({loss.type}) "
-                       f"{LOSSY[loss.impact]}: {match['reason']}")
-    if out[-1] != "":
-        out.append("")  # the acknowledged lines end their list
-    if not lost:
-        out += ["No stateful resource (file system, bucket, key, repository, log group, VPC, subnet) is replaced or "
-                "removed.", ""]
-    for env in sorted(set(base.templates) | set(head.templates)):
-        out += [f"### {env}", "", "#### Workloads", "", *workload_changes(env, base, head), "",
-                "#### Schedules and monthly budget", "",
-                *review_lines(base.templates.get(env, {}), head.templates.get(env, {})), "",
-                "#### Other resource changes", "", *other_changes(diffs.get(env, {})), "",
-                "#### Permission changes", "", *permission_changes(diffs.get(env, {})),
-                "#### Where each workload lives", ""]
-        where = {name: placed.stack for name, placed in head.workloads(env).items()}
-        out += [", ".join(f"{name}: {stack}" for name, stack in sorted(where.items())) or "no workloads", ""]
-    out += ["### Checks", "", f"- cdk-nag (this revision): {head.nag or 'no validation report'}"]
-    out += [f"- warning: {w}" for w in warnings]
-    return "\n".join(out) + "\n", 1 if unacknowledged or stuck or taken or exposed else 0
+def _acknowledged(found: Findings, entries: Entries) -> list[str]:
+    """One line per acknowledged finding with its reason (exports, names, retention, then losses), closing the list."""
+    described: list[tuple[Change, str]] = [
+        *((b, f"{b.environment}/{b.stack} export `{b.export}` {b.what}") for b in found.blocked),
+        *((c, f"{c.environment}/{c.stack} `{c.resource}` named `{c.name}`") for c in found.clashes),
+        *((u, f"{u.environment}/{u.stack} `{u.resource}` no longer retained") for u in found.unretained),
+        *((loss, f"{loss.environment}/{loss.stack} `{loss.resource}` ({loss.type}) {LOSSY[loss.impact]}")
+          for loss in found.lost)]
+    lines = [f"- acknowledged: {text}: {match['reason']}" for item, text in described
+             if (match := acknowledged(item, entries)) is not None]
+    return [*lines, ""] if lines else []
+
+
+def _unmatched(entries: Entries, found: Findings) -> list[str]:
+    """A warning for each acknowledgment no finding of this revision needs (left over from a merged change)."""
+    changes = found.all()
+    return [f"{ACKNOWLEDGMENTS}: {entry['environment']}/{entry['stack']} {entry['resource']} ({entry['change']}) "
+            "matches no change of this revision; remove it once the change is merged"
+            for entry in entries if not any(acknowledged(change, [entry]) for change in changes)]
+
+
+def _environment(env: str, base: Assembly, head: Assembly, diffs: dict[str, dict[str, Any]]) -> list[str]:
+    """One environment's changes: workloads, schedules and budget, other resources, permissions, and placement."""
+    where = {name: placed.stack for name, placed in head.workloads(env).items()}
+    return [f"### {env}", "", "#### Workloads", "", *workload_changes(env, base, head), "",
+            "#### Schedules and monthly budget", "",
+            *review_lines(base.templates.get(env, {}), head.templates.get(env, {})), "",
+            "#### Other resource changes", "", *other_changes(diffs.get(env, {})), "",
+            "#### Permission changes", "", *permission_changes(diffs.get(env, {})),
+            "#### Where each workload lives", "",
+            ", ".join(f"{name}: {stack}" for name, stack in sorted(where.items())) or "no workloads", ""]
+
+
+def _checks(head: Assembly, warnings: list[str]) -> list[str]:
+    return ["### Checks", "", f"- cdk-nag (this revision): {head.nag or 'no validation report'}",
+            *[f"- warning: {w}" for w in warnings]]

@@ -203,7 +203,7 @@ def test_cdk_nag_has_no_unacknowledged_findings(synthesized) -> None:
 
 
 def test_review_summary_reads_the_assembly(synthesized) -> None:
-    from trainctl.summary import render_summary
+    from trainctl.project.summary import render_summary
 
     text = render_summary(synthesized["outdir"], loaded().by_environment)
     for env in ENVS:
@@ -223,7 +223,7 @@ def test_review_summary_reads_the_assembly(synthesized) -> None:
 
 
 def test_review_summary_does_not_claim_a_clean_nag_without_a_report(synthesized, tmp_path: Path) -> None:
-    from trainctl.summary import nag_status
+    from trainctl.common.assembly import nag_status
 
     copy = tmp_path / "cdk.out"
     shutil.copytree(synthesized["outdir"], copy)

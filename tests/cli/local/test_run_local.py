@@ -1,0 +1,92 @@
+"""`run-local`: --smoke's arguments go to the shipped GPT trainer only (any other script gets its own arguments), and
+a workload without a distribution runs as one process, as SageMaker starts one per host."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.project import ROOT
+from trainctl.cli import build_parser, main
+from trainctl.local import launch as local
+
+# A script as strict as most: argparse with its own arguments only (an unknown one exits 2).
+STRICT = """import argparse, json, os, sys
+parser = argparse.ArgumentParser()
+parser.add_argument("--epochs", type=int, required=True)
+args = parser.parse_args()
+print("epochs", args.epochs, "world", os.environ.get("WORLD_SIZE"), "hosts", json.loads(os.environ["SM_HOSTS"]))
+"""
+SPEC = {"name": "strict", "framework": "pytorch", "framework_version": "2.3.0", "py_version": "py311",
+        "entry_point": "train.py", "source_dir": "code", "instance_type": "ml.g5.2xlarge",
+        "hyperparameters": {"epochs": 1}}
+
+
+@pytest.fixture
+def strict_spec(tmp_path: Path) -> Path:
+    """A spec for the strict script in a project of its own (cdk.json, the cached zones, the image's Dockerfile).
+    It is no git work tree, so its code ships whole (with a NotInGitWarning): inside this repository an untracked
+    script would be refused, as the bundle ships only what git tracks."""
+    project = tmp_path / "project"
+    for name in ("cdk.json", "cdk.context.json", "training/Dockerfile"):
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / name, project / name)
+    (project / "workloads" / "code").mkdir(parents=True)
+    (project / "workloads" / "code" / "train.py").write_text(STRICT)
+    (project / "workloads" / "strict.yaml").write_text(yaml.safe_dump(SPEC))
+    return project / "workloads" / "strict.yaml"
+
+
+@pytest.fixture(autouse=True)
+def cpu_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(local, "_local_gpus", lambda: 0)
+
+
+def prepared(*argv: str, project: Path = ROOT) -> tuple[list[str], list[str]]:
+    args = build_parser().parse_args(["--project-dir", str(project), "run-local", *argv])
+    command, _env, _out, notes = local.prepare(args)
+    return command, notes
+
+
+def test_smoke_leaves_another_script_its_own_arguments(strict_spec: Path, tmp_path: Path) -> None:
+    command, notes = prepared(str(strict_spec), "--smoke", "--output", str(tmp_path / "run"),
+                              project=strict_spec.parents[1])
+    assert command[command.index("train.py") + 1:] == ["--epochs", "1"]
+    assert "--smoke shrinks only the shipped GPT trainer (training/train.py); this entry point gets its own " \
+        "hyperparameters (shrink them with -p KEY=VALUE)" in notes
+
+
+def test_smoke_shrinks_the_shipped_gpt_trainer(tmp_path: Path) -> None:
+    command, _ = prepared("gpt-smddp", "--smoke", "--output", str(tmp_path / "run"))
+    args = command[command.index("train.py") + 1:]
+    for key, value in (("--model", "tiny"), ("--max_steps", "20"), ("--seq_len", "128")):
+        assert args[args.index(key) + 1] == value
+
+
+@pytest.mark.parametrize(("workload", "nproc"), [
+    ("gpt-finetune-single", "1"),  # no distribution: SageMaker starts one process per host
+    ("gpt-smddp", "2"),  # data parallel: one per GPU, two on CPU
+])
+def test_processes_follow_what_sagemaker_starts(workload: str, nproc: str, tmp_path: Path) -> None:
+    command, notes = prepared(workload, "--smoke", "--output", str(tmp_path / "run"))
+    assert command[command.index("--nproc_per_node") + 1] == nproc
+    assert not any("one process per host" in note for note in notes)
+
+
+def test_more_processes_than_sagemaker_starts_is_a_note(strict_spec: Path, tmp_path: Path) -> None:
+    command, notes = prepared(str(strict_spec), "--nproc", "2", "--output", str(tmp_path / "run"),
+                              project=strict_spec.parents[1])
+    assert command[command.index("--nproc_per_node") + 1] == "2"
+    assert "SageMaker starts one process per host for this workload (no distribution); running 2" in notes
+
+
+def test_a_strict_script_runs_with_smoke(strict_spec: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(strict_spec.parent)
+    code = main(["run-local", strict_spec.name, "--smoke", "--output", str(tmp_path / "run")])
+    out, err = capsys.readouterr()
+    assert code == 0, out + err
+    assert "epochs 1 world 1 hosts ['algo-1']" in out

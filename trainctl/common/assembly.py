@@ -1,0 +1,99 @@
+"""The one reader of a synthesized cloud assembly (`cdk synth`'s output, cdk.out): each environment's nested assembly
+`assembly-<env>`, its manifest's stacks with their templates, the metadata the platform's resources carry, and the
+cdk-nag verdict. `summary`, `review` and `preflight` all read cdk.out through it, so they read it the same way.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from compiler.compilation.describe import is_workload_machine
+
+STACK_ARTIFACT = "aws:cloudformation:stack"
+NAG_REPORT = "validation-report.json"
+
+
+@dataclass(frozen=True)
+class Stack:
+    """One stack of an environment's assembly, as its manifest lists it, with its template."""
+
+    stack_name: str  # the CloudFormation stack name, e.g. `dev-Runs` (the manifest's default: the artifact ID)
+    template: dict[str, Any]
+    display_name: str = ""  # the construct path, e.g. `dev/Runs`
+    template_bytes: int = 0  # the template file's size (CloudFormation takes at most 1 MiB)
+
+    @property
+    def name(self) -> str:
+        """The stack's own name in the app, without the environment's Stage: `Runs`."""
+        return (self.display_name or self.stack_name).split("/")[-1]
+
+    @property
+    def resource_map(self) -> dict[str, dict[str, Any]]:
+        """Logical ID -> resource."""
+        resources: dict[str, dict[str, Any]] = self.template.get("Resources", {})
+        return resources
+
+    def resources(self, kind: str) -> list[dict[str, Any]]:
+        return [r for r in self.resource_map.values() if r.get("Type") == kind]
+
+    def workload_machines(self) -> list[tuple[str, dict[str, Any]]]:
+        """(logical ID, resource) of each workload's state machine (compiler.compilation.describe.is_workload_machine)."""
+        return [(logical, r) for logical, r in self.resource_map.items() if is_workload_machine(self.name, r)]
+
+
+def is_assembly(outdir: Path) -> bool:
+    """Whether `outdir` holds a cloud assembly (its top-level manifest)."""
+    return (outdir / "manifest.json").is_file()
+
+
+def environment_names(outdir: Path) -> list[str]:
+    """The environments synthesized into `outdir`, sorted: one nested assembly `assembly-<env>` each."""
+    return [folder.name.removeprefix("assembly-") for folder in sorted(outdir.glob("assembly-*"))]
+
+
+def environment_stacks(outdir: Path, env: str) -> list[Stack]:
+    """The stacks of one environment, sorted by artifact ID; a missing or unreadable file raises as it is (OSError,
+    ValueError, KeyError, TypeError) for the caller to say what that means to it."""
+    folder = outdir / f"assembly-{env}"
+    manifest = json.loads((folder / "manifest.json").read_text())
+    found = []
+    for artifact_id, artifact in sorted(manifest.get("artifacts", {}).items()):
+        if artifact.get("type") != STACK_ARTIFACT:
+            continue
+        properties = artifact["properties"]
+        raw = (folder / properties["templateFile"]).read_bytes()
+        found.append(Stack(stack_name=properties.get("stackName", artifact_id), template=json.loads(raw),
+                           display_name=artifact.get("displayName", artifact_id), template_bytes=len(raw)))
+    return found
+
+
+def read_stacks(outdir: Path) -> dict[str, list[Stack]]:
+    """Every environment's stacks: environment -> its stacks (`environment_stacks`); one without a stack is left out."""
+    return {env: stacks for env in environment_names(outdir) if (stacks := environment_stacks(outdir, env))}
+
+
+def metadata(templates: Iterable[Mapping[str, Any]], kind: str, key: str) -> list[dict[str, Any]]:
+    """The metadata entry `key` of every resource of type `kind` that carries one, over several templates (the facts
+    the platform's constructs record, e.g. a schedule's or a budget's)."""
+    return [dict(r["Metadata"][key]) for t in templates for r in t.get("Resources", {}).values()
+            if r.get("Type") == kind and key in r.get("Metadata", {})]
+
+
+def nag_status(outdir: Path) -> str:
+    """What cdk-nag said, only claiming "0 unacknowledged findings" when the report shows it."""
+    report_path = outdir / NAG_REPORT
+    if not report_path.is_file():
+        return "cdk-nag: no validation-report.json in this cloud assembly (was it synthesized by this app?)"
+    report = json.loads(report_path.read_text())
+    lines = []
+    for plugin in report.get("pluginReports", []):
+        open_findings = len(plugin.get("violations", []))
+        acknowledged = len(plugin.get("suppressedViolations", []))
+        verdict = "passed" if plugin.get("conclusion") == "success" and open_findings == 0 else "FAILED"
+        lines.append(f"{plugin.get('pluginName')}: {verdict}, {open_findings} unacknowledged findings, "
+                     f"{acknowledged} acknowledged with a reason")
+    return "; ".join(lines) if lines else "cdk-nag: the report lists no plugin"
