@@ -72,6 +72,7 @@ class CompiledWorkload:
     code: Bundle | None  # the code's bundle, or None for an image-only job
     summary: dict[str, Any]  # what the state machine's template metadata says of it (compiler/compilation/describe.py)
     layout_bytes: int = 0  # what else it adds to its shard's template (its schedule)
+    schedule: dict[str, Any] | None = None  # its schedule's facts where it is scheduled in the environment (review)
 
     @property
     def bundle(self) -> sourcedir.Scan | None:
@@ -183,10 +184,18 @@ def compile_workload(workload: Workload, env: Environment, images: Collection[st
     compiled = CompiledWorkload(workload=workload, environment=env, machine=machine, definition=definition,
                                 deploy_time_names=frozenset(sm.deploy_time_names(definition)), image=image, code=code,
                                 summary=workload_summary(workload, env, training_image=image),
-                                layout_bytes=schedules.layout_bytes([workload], env.name).get(workload.name, 0))
+                                layout_bytes=schedules.layout_bytes([workload], env.name).get(workload.name, 0),
+                                schedule=_schedule_facts(workload, env))
     findings = Findings(workload.source)
     rules.check_compiled(_view(compiled, images, bundles.root), findings)
     return compiled, findings.problems
+
+
+def _schedule_facts(workload: Workload, env: Environment) -> dict[str, Any] | None:
+    """What the environment's schedule of the workload records for `trainctl review`; None: not scheduled there."""
+    if workload.schedule is None or not workload.schedule.applies_to(env.name):
+        return None
+    return schedules.describe_schedule(workload, env)
 
 
 def _view(compiled: CompiledWorkload, images: Collection[str], root: Path) -> CompiledView:

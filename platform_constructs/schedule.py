@@ -9,13 +9,14 @@ machine's business: without `concurrent_runs` a start while a run is in progress
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from typing import Any
 
 import aws_cdk as cdk
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_scheduler as scheduler
 from constructs import Construct
 
-from compiler.compilation import schedules
 from compiler.inputs.model import Workload
 
 METADATA_KEY = "training-platform:schedule"
@@ -26,10 +27,11 @@ MAX_RETRY_ATTEMPTS = 185
 
 
 class WorkloadSchedule(Construct):
-    """Starts `state_machine_arn` on the workload's schedule, with the schedule's input."""
+    """Starts `state_machine_arn` on the workload's schedule, with the schedule's input; `facts` (the plan's) are
+    recorded as the schedule's metadata for `trainctl review`."""
 
     def __init__(self, scope: Construct, construct_id: str, *, workload: Workload, environment: str,
-                 state_machine_arn: str) -> None:
+                 facts: Mapping[str, Any], state_machine_arn: str) -> None:
         super().__init__(scope, construct_id)
         schedule = workload.schedule
         assert schedule is not None
@@ -51,4 +53,4 @@ class WorkloadSchedule(Construct):
                     maximum_event_age_in_seconds=MAX_EVENT_AGE_SECONDS, maximum_retry_attempts=MAX_RETRY_ATTEMPTS)),
         )
         self.schedule.node.add_dependency(policy)  # the first start must find its permission
-        self.schedule.cfn_options.metadata = {METADATA_KEY: schedules.describe_schedule(workload, environment)}
+        self.schedule.cfn_options.metadata = {METADATA_KEY: dict(facts)}

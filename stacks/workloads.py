@@ -75,8 +75,8 @@ class WorkloadsStack(cdk.Stack):
             construct = TrainingWorkload(self, workload.name, compiled=compiled, platform=shared, source=bundle,
                                          substitutions=values)
             construct.add_failed_runs_alarm(runs.topic)
-            if workload.schedule is not None and workload.schedule.applies_to(env.name):
-                WorkloadSchedule(construct, "Schedule", workload=workload, environment=env.name,
+            if compiled.schedule is not None:
+                WorkloadSchedule(construct, "Schedule", workload=workload, environment=env.name, facts=compiled.schedule,
                                  state_machine_arn=construct.state_machine_arn).node.add_dependency(construct.state_machine)
             self.workloads[workload.name] = construct
 

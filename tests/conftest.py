@@ -38,7 +38,7 @@ def synthesized_app(tmp_path_factory: pytest.TempPathFactory):
 # collection order, so a long file collected last would run alone at the end while the other worker idles.
 _LONGEST_FIRST = ("tests/trainer/test_training.py", "tests/platform/test_checks.py", "tests/trainer/test_local.py",
                   "tests/compiler/state_machine/test_execution.py", "tests/compiler/test_sdk_parity.py",
-                  "tests/cli/test_review.py")
+                  "tests/cli/review/test_review.py")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

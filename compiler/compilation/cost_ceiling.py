@@ -3,7 +3,7 @@
 Amazon States Language (JSONPath) can add (`States.MathAdd`) but not multiply, so the money a run may spend is turned
 into time at synth: with `c` instances, the run may train `budget(c) = floor(ceiling x 3600 / (c x highest price))`
 seconds in all, where the highest price is the highest list price per instance-hour among the instance type and
-every fallback type (list prices of the workload's region, `Workload.price_region`). Then:
+every fallback type (list prices of the region the workload is compiled for). Then:
 
 - a start is refused (`InvalidInput`) when its `max_run` exceeds `budget(count)`: the worst case of one attempt,
   max_run x count x highest price, would exceed the ceiling;
@@ -31,9 +31,9 @@ def price(instance_type: str, region: str) -> Fraction | None:
     return None if each is None else Fraction(repr(each))
 
 
-def unpriced(workload: Workload) -> list[str]:
-    """The instance types of the workload without a verified price in its region (no ceiling can be enforced)."""
-    return [t for t in _types(workload) if price(t, workload.price_region) is None]
+def unpriced(workload: Workload, region: str) -> list[str]:
+    """The instance types of the workload without a verified price in the region (no ceiling can be enforced)."""
+    return [t for t in _types(workload) if price(t, region) is None]
 
 
 def _types(workload: Workload) -> list[str]:
@@ -42,9 +42,8 @@ def _types(workload: Workload) -> list[str]:
     return [workload.instance_type, *workload.capacity_retry.fallback_instance_types]
 
 
-def cluster_rate(workload: Workload, count: int) -> Fraction:
+def cluster_rate(workload: Workload, count: int, region: str) -> Fraction:
     """USD per hour of the most expensive cluster a run with `count` instances can run on (all types priced)."""
-    region = workload.price_region
     if workload.compute.instance_groups:
         return sum((price(g.instance_type, region) or Fraction(0)) * g.instance_count
                    for g in workload.compute.instance_groups) or Fraction(0)
@@ -63,13 +62,13 @@ def counts(workload: Workload) -> Iterable[int]:
     return range(1, workload.instance_count_ceiling + 1)
 
 
-def budgets(workload: Workload, ceiling: float) -> dict[int, int]:
+def budgets(workload: Workload, ceiling: float, region: str) -> dict[int, int]:
     """Seconds of run time the ceiling buys, per instance count a run may ask for."""
-    return {c: budget_seconds(ceiling, cluster_rate(workload, c)) for c in counts(workload)}
+    return {c: budget_seconds(ceiling, cluster_rate(workload, c, region)) for c in counts(workload)}
 
 
-def worst_case(workload: Workload, count: int | None = None, max_run: int | None = None) -> Fraction:
+def worst_case(workload: Workload, region: str, count: int | None = None, max_run: int | None = None) -> Fraction:
     """USD of one attempt at the highest price: max_run x count x price (the spec's own values by default)."""
     count = workload.instance_count if count is None else count
     seconds = workload.max_run if max_run is None else max_run
-    return cluster_rate(workload, count) * seconds / 3600
+    return cluster_rate(workload, count, region) * seconds / 3600

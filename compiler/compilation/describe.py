@@ -8,7 +8,6 @@ reads the same facts.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from compiler.compilation import cost_ceiling, strategies
@@ -51,22 +50,22 @@ def workload_summary(workload: Workload, env: Environment, *, training_image: st
                    for c in workload.inputs],
         "cost_per_hour_usd": compute.hourly_cost(env.region),
         "prices": catalog.price_source(env.region),
-        "fallback_cost_per_hour_usd": fallback_costs(workload),
-        **ceiling_summary(replace(workload, price_region=env.region)),
+        "fallback_cost_per_hour_usd": fallback_costs(workload, env.region),
+        **ceiling_summary(workload, env.region),
         "max_run": workload.max_run,
     }
 
 
-def ceiling_summary(workload: Workload) -> dict[str, Any]:
-    """The per-run cost ceiling and the spec's own worst case at its region's prices (None: no ceiling, or a type
+def ceiling_summary(workload: Workload, region: str) -> dict[str, Any]:
+    """The per-run cost ceiling and the spec's own worst case at the region's prices (None: no ceiling, or a type
     without a price there), for `trainctl review`."""
-    priced = workload.max_run_cost_usd is not None and not cost_ceiling.unpriced(workload)
+    priced = workload.max_run_cost_usd is not None and not cost_ceiling.unpriced(workload, region)
     return {"max_run_cost_usd": workload.max_run_cost_usd,
-            "worst_case_run_usd": round(float(cost_ceiling.worst_case(workload)), 2) if priced else None}
+            "worst_case_run_usd": round(float(cost_ceiling.worst_case(workload, region)), 2) if priced else None}
 
 
-def fallback_costs(workload: Workload) -> dict[str, float | None]:
+def fallback_costs(workload: Workload, region: str) -> dict[str, float | None]:
     """List price per hour of the job on each fallback instance type (same instance count), None where unknown."""
     count = workload.compute.groups[0].instance_count
-    return {t: catalog.hourly_cost(t, count, workload.price_region)
+    return {t: catalog.hourly_cost(t, count, region)
             for t in workload.capacity_retry.fallback_instance_types}

@@ -93,18 +93,19 @@ class OverridePolicy:
     price_source: str = ""  # whose prices those are (catalog.price_source of the workload's region)
 
     @classmethod
-    def of(cls, workload: Workload) -> OverridePolicy:
+    def of(cls, workload: Workload, region: str) -> OverridePolicy:
+        """The policy of a workload compiled for an environment in `region` (whose list prices hold the ceiling)."""
         str_encoded = workload.framework == "generic" and (workload.code is None or workload.code.source_dir is None)
         values = {k: v for k, v in workload.hyperparameters.items()
                   if not (str_encoded and json_type(v) == "structure")}
-        ceiling = workload.max_run_cost_usd if not cost_ceiling.unpriced(workload) else None
+        ceiling = workload.max_run_cost_usd if not cost_ceiling.unpriced(workload, region) else None
         return cls(workload=workload.name, hyperparameters=values, instance_count=workload.instance_count,
                    instance_count_max=None if workload.compute.instance_groups else workload.instance_count_ceiling,
                    max_run=workload.max_run, max_wait=workload.max_wait if workload.use_spot_instances else None,
                    str_encoded=str_encoded, choices=dict(workload.choices), cost_ceiling_usd=ceiling,
-                   budgets=cost_ceiling.budgets(workload, ceiling) if ceiling is not None else {},
-                   highest_price=float(cost_ceiling.cluster_rate(workload, 1)) if ceiling is not None else None,
-                   price_source=catalog.price_source(workload.price_region))
+                   budgets=cost_ceiling.budgets(workload, ceiling, region) if ceiling is not None else {},
+                   highest_price=float(cost_ceiling.cluster_rate(workload, 1, region)) if ceiling is not None else None,
+                   price_source=catalog.price_source(region))
 
     @property
     def fields(self) -> tuple[str, ...]:

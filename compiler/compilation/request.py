@@ -15,8 +15,8 @@ from compiler.compilation import strategies
 from compiler.compilation.images import image_uri
 from compiler.compilation.strategies.base import enabled
 from compiler.compilation.strategies.encoding import generic
-from compiler.facts import catalog, secret_refs
 from compiler.facts import placeholders as ph
+from compiler.facts import secret_refs
 from compiler.inputs.environments import Environment
 from compiler.inputs.model import Channel, FsxChannel, S3Channel, Workload
 
@@ -348,13 +348,6 @@ def compile_request(workload: Workload, env: Environment, *, training_image: str
     _switches(workload, env, request)
     _observability(workload, request)
     return request
-
-
-def hourly_cost(workload: Workload, instance_type: str | None = None) -> float | None:
-    """List price per hour of the cluster (on a fallback type when given)."""
-    if instance_type is None:
-        return workload.hourly_cost()
-    return catalog.hourly_cost(instance_type, workload.instance_count, workload.price_region)
 
 
 def s3_model_artifacts(workload: Workload, job: str) -> str:

@@ -112,13 +112,13 @@ def run_hours(workload: Workload) -> float:
     return (max_run if isinstance(max_run, int) else workload.max_run) / 3600
 
 
-def hourly_worst_case(workload: Workload) -> float | None:
+def hourly_worst_case(workload: Workload, region: str) -> float | None:
     """List price per hour of the cluster a scheduled run may use: its instance count, the dearest fallback type."""
     if workload.compute.instance_groups:
-        return workload.hourly_cost()
+        return workload.hourly_cost(region)
     given = workload.schedule.input.get("instance_count") if workload.schedule else None
     count = given if isinstance(given, int) else workload.instance_count
-    prices = [catalog.hourly_cost(t, count, workload.price_region)
+    prices = [catalog.hourly_cost(t, count, region)
               for t in (workload.instance_type, *workload.capacity_retry.fallback_instance_types)]
     return None if any(p is None for p in prices) else max(p for p in prices if p is not None)
 
@@ -145,20 +145,22 @@ def projection(expression: str, timezone: str, hourly: float | None, run_seconds
     return Projection(runs, round(hourly * run_seconds / 3600, 2), round(hourly * hours, 2))
 
 
-def describe_schedule(workload: Workload, env: str) -> dict[str, Any] | None:
-    """The facts `trainctl review` compares and projects (template metadata of the schedule); None: no schedule."""
+def describe_schedule(workload: Workload, env: Environment) -> dict[str, Any] | None:
+    """The facts `trainctl review` compares and projects (template metadata of the schedule), at the environment's
+    prices; None: no schedule."""
     schedule = workload.schedule
     if schedule is None:
         return None
-    return {"workload": workload.name, "environment": env, "expression": schedule.expression,
+    return {"workload": workload.name, "environment": env.name, "expression": schedule.expression,
             "timezone": schedule.timezone, "input": dict(schedule.input), "worst_cost_per_hour_usd":
-            hourly_worst_case(workload), "max_run": int(run_hours(workload) * 3600),
-            "concurrent_runs": workload.concurrent_runs, "prices": catalog.price_source(workload.price_region)}
+            hourly_worst_case(workload, env.region), "max_run": int(run_hours(workload) * 3600),
+            "concurrent_runs": workload.concurrent_runs, "prices": catalog.price_source(env.region)}
 
 
-def project(workload: Workload, start: date) -> Projection | None:
-    """The workload's schedule projected from `start` at list prices, worst case (every run lasts max_run)."""
-    facts = describe_schedule(workload, "")
+def project(workload: Workload, env: Environment, start: date) -> Projection | None:
+    """The workload's schedule projected from `start` at the environment's list prices, worst case (every run lasts
+    max_run)."""
+    facts = describe_schedule(workload, env)
     if facts is None:
         return None
     return projection(facts["expression"], facts["timezone"], facts["worst_cost_per_hour_usd"], facts["max_run"],
@@ -168,14 +170,22 @@ def project(workload: Workload, start: date) -> Projection | None:
 # ------------------------------------------------------------------------------------------------- checks
 
 
-def check(workload: Workload, findings: Findings, start: date) -> None:
-    """The schedule's input as a console start would be checked, and a warning where runs would overlap."""
+def input_problems(workload: Workload, env: Environment, findings: Findings) -> None:
+    """The schedule's input as a console start in an environment it runs in would be checked (the cost ceiling at
+    that environment's prices)."""
+    schedule = workload.schedule
+    if schedule is None or not schedule.applies_to(env.name):
+        return
+    for message in OverridePolicy.of(workload, env.region).check(dict(schedule.input)):
+        findings.problem(f"{KEY}.input", f"{message} (a scheduled run starts with this input, as a console start "
+                         "would)")
+
+
+def overlap_warnings(workload: Workload, findings: Findings, start: date) -> None:
+    """A warning where runs would overlap: the shortest interval between starts is below the longest run."""
     schedule = workload.schedule
     if schedule is None:
         return
-    for message in OverridePolicy.of(workload).check(dict(schedule.input)):
-        findings.problem(f"{KEY}.input", f"{message} (a scheduled run starts with this input, as a console start "
-                         "would)")
     interval = shortest_interval(schedule.expression, start)
     longest = int(run_hours(workload) * 3600)
     if interval is None or interval >= longest:
@@ -209,7 +219,7 @@ def budget_warnings(env: Environment, workloads: Iterable[Workload], start: date
         return []
     where = f"{env.name}.monthly_budget_usd"
     scheduled = [w for w in workloads if w.schedule is not None and w.schedule.applies_to(env.name)]
-    projections = {w.name: project(w, start) for w in scheduled}
+    projections = {w.name: project(w, env, start) for w in scheduled}
     unpriced = sorted(name for name, p in projections.items() if p is None or p.cost_per_month is None)
     if unpriced:  # no projection beats a low one: say which and why
         types = {t for w in scheduled if w.name in unpriced

@@ -30,8 +30,8 @@ class Accelerator(StrEnum):
     TRAINIUM = "trainium"
 
 
-# The region whose prices price a spec read without an environment (`trainctl run-local`, a spec's own checks); every
-# workload compiled for an environment is priced in that environment's region (Workload.price_region).
+# The region whose prices price what has no environment (a MachineSpec built by hand); every workload compiled for
+# an environment is priced in that environment's region (the region is a compile argument, not a workload's field).
 REFERENCE_REGION = "us-east-1"
 
 # The sagemaker-training toolkit (`sagemaker_training/environment.py`) sets FI_PROVIDER=efa itself on these types,
@@ -207,7 +207,9 @@ def missing_price(names: Iterable[str], region: str) -> str:
             f"{region}` to refresh it, or use priced instance types")
 
 
-# What definition.py's `cost_estimate` note names (the reference region's table); a state machine's own prices are its
-# environment's region's (MachineSpec.price_region).
-PRICE_REGION = REFERENCE_REGION
-PRICES_AS_OF = getattr(price_table(REFERENCE_REGION), "as_of", "")
+def prices_note(region: str) -> str:
+    """Whose prices a state machine's cost estimate uses (its output's `cost_estimate` note)."""
+    table = price_table(region)
+    if table is None:
+        return f"no verified {region} prices in this revision"
+    return f"catalog list prices in {region}, {table.as_of}"

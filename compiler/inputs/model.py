@@ -318,9 +318,6 @@ class Workload:
     schedule: Schedule | None = None  # None: runs start only by hand
     stall_watchdog: StallWatchdog | None = None  # None: no watch on progress
     warnings: tuple[str, ...] = ()
-    # Whose list prices cost it: the environment's region once loaded for one (compiler/spec/loading.py), else the
-    # catalog's reference region (a spec read on its own).
-    price_region: str = catalog.REFERENCE_REGION
 
     @property
     def framework(self) -> str:
@@ -436,9 +433,9 @@ class Workload:
     def uses_fsx(self) -> bool:
         return any(c.kind == "fsx" for c in self.inputs)
 
-    def hourly_cost(self) -> float | None:
-        """List price per hour of the cluster in the workload's price region; None where a type has no price."""
-        return self.compute.hourly_cost(self.price_region)
+    def hourly_cost(self, region: str) -> float | None:
+        """List price per hour of the cluster in a region (its environment's); None where a type has no price."""
+        return self.compute.hourly_cost(region)
 
     @property
     def max_relaunches(self) -> int:

@@ -118,21 +118,20 @@ def channels_fit(w: Workload, f: Findings) -> None:
 def the_spec_runs_within_its_cost_ceiling(w: Workload, env: Environment, f: Findings) -> None:
     """`{}` must start: the spec's own run (its max_run and instance_count, at the highest price of its types) fits
     under max_run_cost_usd, and every type has a price, without which the ceiling could not be enforced. Checked per
-    environment, at the list prices of its region (`w.price_region` is `env.region` here), as its state machine
-    enforces it."""
+    environment, at the list prices of its region, as its state machine enforces it."""
     ceiling = w.max_run_cost_usd
     if ceiling is None:
         return
-    unpriced = cost_ceiling.unpriced(w)
+    unpriced = cost_ceiling.unpriced(w, env.region)
     if unpriced:
-        f.problem("max_run_cost_usd", f"{catalog.missing_price(unpriced, w.price_region)}, so the ceiling cannot "
+        f.problem("max_run_cost_usd", f"{catalog.missing_price(unpriced, env.region)}, so the ceiling cannot "
                   "be enforced there; or remove max_run_cost_usd")
         return
-    worst = cost_ceiling.worst_case(w)
+    worst = cost_ceiling.worst_case(w, env.region)
     if worst > Fraction(repr(ceiling)):
-        rate = cost_ceiling.cluster_rate(w, w.instance_count)
+        rate = cost_ceiling.cluster_rate(w, w.instance_count, env.region)
         seconds = cost_ceiling.budget_seconds(ceiling, rate)
         f.problem("max_run_cost_usd", f"{ceiling:g} USD is below the spec's own worst case, max_run {w.max_run} s x "
                   f"{float(rate):g} USD per hour for {w.instance_count} instance(s) at the highest price of its "
-                  f"instance types ({catalog.price_source(w.price_region)}) = {float(worst):.2f} USD; raise "
+                  f"instance types ({catalog.price_source(env.region)}) = {float(worst):.2f} USD; raise "
                   f"max_run_cost_usd to at least {math.ceil(worst * 100) / 100:.2f} or lower max_run to {seconds}")

@@ -6,15 +6,21 @@ from __future__ import annotations
 from datetime import date
 
 from compiler.compilation import schedules
+from compiler.inputs.environments import Environment
 from compiler.inputs.model import Workload
 from compiler.inputs.reader import Findings
-from compiler.rules.registry import plan_rule, project_rule, workload_rule
+from compiler.rules.registry import environment_rule, plan_rule, project_rule, workload_rule
 from compiler.rules.views import PlanView, ProjectView
 
 
+@environment_rule
+def schedule_input_is_a_start_the_workload_takes(w: Workload, env: Environment, f: Findings) -> None:
+    schedules.input_problems(w, env, f)
+
+
 @workload_rule
-def schedule_fits_the_workload(w: Workload, f: Findings) -> None:
-    schedules.check(w, f, date.today())
+def scheduled_runs_do_not_pile_up(w: Workload, f: Findings) -> None:
+    schedules.overlap_warnings(w, f, date.today())
 
 
 @project_rule

@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import stat
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -174,7 +174,6 @@ def _for_environment(spec: SpecFile, env: Environment, base: Workload | None, pr
             return None, _tag([p for p in error.problems if str(p) not in base_problems], env.name), []
     if workload is None:
         return None, problems, []
-    workload = replace(workload, price_region=env.region)  # priced where it runs (compiler/facts/catalog.py)
     findings = Findings(spec.source)
     rules.check_in_environment(workload, env, findings)
     warnings = [f"{w} [environment {env.name}]" for w in findings.warnings]

@@ -86,8 +86,8 @@ def _summary_parameters(spec: MachineSpec) -> dict[str, Any]:
         "billable_seconds.$": "$.job.v.BillableTimeInSeconds", "training_seconds.$": "$.job.v.TrainingTimeInSeconds",
         "model_artifacts.$": "$.job.v.ModelArtifacts.S3ModelArtifacts",
         "instance_count.$": "$.config.instance_count",
-        "cost_estimate": f"cost_per_hour_usd x billable_seconds / 3600 (catalog list prices in {catalog.PRICE_REGION}, "
-                         f"{catalog.PRICES_AS_OF}; null where no price is known)",
+        "cost_estimate": f"cost_per_hour_usd x billable_seconds / 3600 ({catalog.prices_note(spec.price_region)}; null "
+                         "where no price is known)",
         "overrides.$": "$.input",
     }
     if spec.stall is not None:  # how often the watchdog relaunched: the reason a run took longer, or ended Stalled

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from compiler.compilation.overrides import OverridePolicy
@@ -133,13 +133,12 @@ def _variant(workload: Workload, env: Environment, primary: Mapping[str, Any], i
         image=request["AlgorithmSpecification"]["TrainingImage"],
         environment=request.get("Environment"),
         hyperparameters=_differs(primary.get("HyperParameters", {}), request.get("HyperParameters", {})),
-        rates=tuple(catalog.hourly_cost(instance_type, n, workload.price_region) for n in range(1, ceiling + 1)),
+        rates=tuple(catalog.hourly_cost(instance_type, n, env.region) for n in range(1, ceiling + 1)),
     )
 
 
 def spec_for(workload: Workload, env: Environment, *, training_image: str | None = None) -> MachineSpec:
     """The MachineSpec of a checked workload in an environment, priced in the environment's region."""
-    workload = replace(workload, price_region=env.region)
     request = compile_request(workload, env, training_image=training_image)
     variants: tuple[Variant, ...] = ()
     if not workload.compute.instance_groups:
@@ -147,13 +146,13 @@ def spec_for(workload: Workload, env: Environment, *, training_image: str | None
         variants = tuple(_variant(workload, env, request, t, training_image) for t in types)
     return MachineSpec(
         workload=workload.name, environment=env.name, base_job_name=workload.base_job_name, request=request,
-        policy=OverridePolicy.of(workload), variants=variants,
+        policy=OverridePolicy.of(workload, env.region), variants=variants,
         capacity_relaunches=workload.capacity_retry.max_attempts,
         capacity_wait_seconds=workload.capacity_retry.wait_seconds,
         capacity_backoff_rate=workload.capacity_retry.backoff_rate,
         capacity_window_minutes=workload.capacity_retry.capacity_window_minutes,
         stall=workload.stall_watchdog, instance_preferences=workload.capacity_retry.instance_preferences,
-        group_rate=workload.hourly_cost() if workload.compute.instance_groups else None,
+        group_rate=workload.hourly_cost(env.region) if workload.compute.instance_groups else None,
         source=workload.source, concurrent_runs=workload.concurrent_runs, price_region=env.region,
         spot=workload.use_spot_instances, max_wait=workload.max_wait if workload.use_spot_instances else None,
         accelerated=all(poll.pending_limit_applies(t) for t in _types(workload)),

@@ -8,7 +8,6 @@ region in tests/project.py), so every ceiling there is refused with the command 
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import pytest
@@ -25,9 +24,9 @@ G5 = {"instance_type": "ml.g5.2xlarge", "instance_count": 1, "distribution": ...
 
 
 def ceiling_problems(w: Workload, env: Environment) -> list[str]:
-    """The environment rules' problems on max_run_cost_usd, the workload priced where it deploys (as the loader does)."""
+    """The environment rules' problems on max_run_cost_usd, priced at the list prices of the environment's region."""
     findings = Findings("demo.yaml")
-    rules.check_in_environment(dataclasses.replace(w, price_region=env.region), env, findings)
+    rules.check_in_environment(w, env, findings)
     return [str(p) for p in findings.problems if p.field == "max_run_cost_usd"]
 
 
@@ -81,7 +80,7 @@ def test_the_ceiling_is_a_positive_number(rejects) -> None:
 
 
 def test_the_policy_refuses_counts_whose_budget_is_below_max_run(make) -> None:
-    policy = OverridePolicy.of(make(**G5, max_instance_count=3, max_run_cost_usd=3.03))
+    policy = OverridePolicy.of(make(**G5, max_instance_count=3, max_run_cost_usd=3.03), "us-east-1")
     # 3.03 USD x 3600 / 1.515 per instance: 7200 s, 3600 s, 2400 s
     assert dict(policy.budgets) == {1: 7200, 2: 3600, 3: 2400}
     assert policy.refused_counts() == [3]
@@ -91,7 +90,7 @@ def test_the_policy_refuses_counts_whose_budget_is_below_max_run(make) -> None:
 
 
 def test_no_ceiling_no_budgets(make) -> None:
-    policy = OverridePolicy.of(make())
+    policy = OverridePolicy.of(make(), "us-east-1")
     assert (policy.cost_ceiling_usd, dict(policy.budgets)) == (None, {})
 
 
@@ -99,7 +98,8 @@ def test_the_summary_line_shows_the_ceiling_and_the_worst_case(make) -> None:
     from trainctl.project.summary import workload_rows
 
     # 2 x ml.p4d.24xlarge at 37.688 USD per instance-hour = 75.376 per hour; 86400 s: 1809.024 USD
-    [_, _, row, _] = workload_rows(["demo"], {"demo": make(max_run_cost_usd=2000)}, {"demo": "Workloads07"})
+    [_, _, row, _] = workload_rows(["demo"], {"demo": make(max_run_cost_usd=2000)}, {"demo": "Workloads07"},
+                                   "us-east-1")
     assert row.endswith("| 75.38<br>ceiling 2,000.00/run, worst case 1,809.02 (us-east-1 prices) |")
-    [_, _, plain, _] = workload_rows(["demo"], {"demo": make()}, {"demo": "Workloads07"})
+    [_, _, plain, _] = workload_rows(["demo"], {"demo": make()}, {"demo": "Workloads07"}, "us-east-1")
     assert plain.endswith("| 75.38 |")

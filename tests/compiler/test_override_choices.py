@@ -10,7 +10,7 @@ from compiler.compilation.overrides import OverridePolicy
 
 def test_choices_reach_the_override_policy(make) -> None:
     workload = make(choices={"name": ["x", "gpt 125m", "x"]})
-    policy = OverridePolicy.of(workload)
+    policy = OverridePolicy.of(workload, "us-east-1")
     assert policy.choices == {"name": ("x", "gpt 125m")}
     assert policy.check({"hyperparameters": {"name": "gpt 125m"}}) == []
     assert policy.check({"hyperparameters": {"name": "y"}}) == [
@@ -20,7 +20,7 @@ def test_choices_reach_the_override_policy(make) -> None:
 
 
 def test_without_choices_text_is_held_to_the_safe_characters(make) -> None:
-    policy = OverridePolicy.of(make())
+    policy = OverridePolicy.of(make(), "us-east-1")
     assert policy.choices == {}
     assert policy.check({"hyperparameters": {"name": "gpt-125m"}}) == []
     assert policy.check({"hyperparameters": {"name": "x;cmd;echo"}}) == [policy.messages()["hp_unsafe.name"]]

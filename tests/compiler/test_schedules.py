@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import dataclasses
 from datetime import UTC, date, datetime
+from typing import Any
 
 import pytest
 
+from compiler import rules
 from compiler.compilation import schedules
 from compiler.compilation.schedules import next_runs, runs_per_month, shortest_interval
 from compiler.inputs import schedule as grammar
-from compiler.inputs.model import Schedule
+from compiler.inputs.environments import Environment
+from compiler.inputs.model import Schedule, Workload
+from compiler.inputs.reader import Findings
 from compiler.inputs.schedule import ScheduleError, parse_expression
 
 VALID = ["rate(1 minute)", "rate(5 minutes)", "rate(1 hour)", "rate(5 hours)", "rate(1 day)", "rate(7 days)",
@@ -91,13 +95,39 @@ def test_unknown_keys_and_shapes_are_refused(rejects) -> None:
     rejects("schedule.environments", "list", schedule={"expression": "rate(1 day)", "environments": "dev"})
 
 
-def test_the_input_is_checked_like_a_console_start(rejects, make) -> None:
-    rejects("schedule.input", "unknown name", schedule={"expression": "rate(1 day)",
-                                                        "input": {"hyperparameters": {"epoch": 1}}})
-    rejects("schedule.input", "from 1 to 2", schedule={"expression": "rate(1 day)", "input": {"instance_count": 3}})
-    rejects("schedule.input", "JSON type", schedule={"expression": "rate(1 day)",
-                                                     "input": {"hyperparameters": {"epochs": "3"}}})
-    make(schedule={"expression": "rate(1 day)", "input": {"hyperparameters": {"epochs": 1}, "instance_count": 1}})
+def _input_problems(workload: Workload, env: Environment) -> list[str]:
+    """The environment rules' problems on the schedule's input, where the workload deploys to `env`."""
+    findings = Findings("demo.yaml")
+    rules.check_in_environment(workload, env, findings)
+    return [p.message for p in findings.problems if p.field == "schedule.input"]
+
+
+def test_the_input_is_checked_like_a_console_start(make, envs) -> None:
+    def said(**schedule_input: Any) -> str:
+        return "\n".join(_input_problems(make(schedule={"expression": "rate(1 day)", "input": schedule_input}),
+                                          envs["dev"]))
+
+    assert "unknown name" in said(hyperparameters={"epoch": 1})
+    assert "from 1 to 2" in said(instance_count=3)
+    assert "JSON type" in said(hyperparameters={"epochs": "3"})
+    assert said(hyperparameters={"epochs": 1}, instance_count=1) == ""
+
+
+def test_the_input_is_held_to_the_cost_ceiling_in_each_environment_it_runs_in(make, envs) -> None:
+    # ml.p4d.24xlarge lists at $37.688 an hour in us-east-1 (dev's region): a ceiling of $75.38 buys
+    # floor(75.38 x 3600 / (3 x 37.688)) = 2400 s on 3 instances
+    def scheduled(max_run: int, **schedule: Any) -> Workload:
+        return make(max_run=3600, max_instance_count=3, max_run_cost_usd=75.38, schedule={
+            "expression": "rate(1 day)", "input": {"instance_count": 3, "max_run": max_run}, **schedule})
+
+    [problem] = _input_problems(scheduled(2401), envs["dev"])
+    assert "with instance_count 3 max_run may be at most 2400 seconds" in problem
+    assert problem.endswith("(a scheduled run starts with this input, as a console start would)")
+    assert _input_problems(scheduled(2400), envs["dev"]) == []
+    # scheduled in dev only: another environment with the same prices never starts it with this input
+    qa = dataclasses.replace(envs["dev"], name="qa")
+    assert _input_problems(scheduled(2401, environments=["dev"]), qa) == []
+    assert _input_problems(scheduled(2401), qa) != []
 
 
 def test_runs_closer_than_max_run_are_warned_about(make) -> None:
@@ -140,19 +170,19 @@ def test_the_shortest_interval() -> None:
     assert shortest_interval("cron(0 2 1 1 ? 2027)", start) is None
 
 
-def test_projected_cost_is_the_worst_case(make) -> None:
+def test_projected_cost_is_the_worst_case(make, envs) -> None:
     # ml.p4d.24xlarge lists at $37.688 an hour (compiler/facts/data/prices/us-east-1.json): 2 for one hour is $75.376
     workload = make(schedule="rate(1 day)", max_run=3600)
-    projection = schedules.project(workload, date(2027, 1, 1))
+    projection = schedules.project(workload, envs["dev"], date(2027, 1, 1))
     assert projection == schedules.Projection(runs_per_month=31, cost_per_run=75.38, cost_per_month=2336.66)
     one_node = make(schedule={"expression": "rate(1 day)", "input": {"instance_count": 1, "max_run": 1800}},
                     max_run=3600)
-    assert schedules.project(one_node, date(2027, 1, 1)).cost_per_run == 18.84
+    assert schedules.project(one_node, envs["dev"], date(2027, 1, 1)).cost_per_run == 18.84
 
 
-def test_one_run_at_a_time_caps_a_month_at_31_days_of_the_cluster(make) -> None:
+def test_one_run_at_a_time_caps_a_month_at_31_days_of_the_cluster(make, envs) -> None:
     workload = make(schedule="rate(1 hour)", max_run=86400)  # 744 starts, but each waits for the last
-    assert schedules.project(workload, date(2027, 1, 1)).cost_per_month == 56079.74  # 744 h x $75.376
+    assert schedules.project(workload, envs["dev"], date(2027, 1, 1)).cost_per_month == 56079.74  # 744 h x $75.376
 
 
 def test_schedule_environments_must_be_ones_the_workload_deploys_to(make) -> None:

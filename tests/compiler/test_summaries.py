@@ -59,3 +59,17 @@ def test_the_template_metadata_holds_the_workload_summary_by_its_names(make, env
     read = WorkloadSummary.of(written)
     assert read.shape == "ml.p4d.24xlarge x 2" and read.hyperparameters == {"epochs": 3, "lr": 0.1, "name": "x"}
     assert WorkloadSummary.of({"name": "old"}).instances is None  # a base revision before the field
+
+
+def test_the_cost_estimate_names_the_prices_of_the_environments_region(make, envs) -> None:
+    """dev (us-east-1) has the repository's price table (compiler/facts/data/prices/us-east-1.json, as of 2026-11);
+    prod (us-west-2) has none, and its run summaries' costs are null: the note must not name us-east-1's."""
+    def note(env: Any) -> str:
+        summarize = _state(sm.build_definition(sm.spec_for(make(), env))["States"], "Summarize")
+        assert summarize is not None
+        return str(summarize["Parameters"]["cost_estimate"])
+
+    assert note(envs["dev"]) == ("cost_per_hour_usd x billable_seconds / 3600 (catalog list prices in us-east-1, "
+                                 "2026-11; null where no price is known)")
+    assert note(envs["prod"]) == ("cost_per_hour_usd x billable_seconds / 3600 (no verified us-west-2 prices in this "
+                                  "revision; null where no price is known)")

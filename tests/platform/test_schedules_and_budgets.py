@@ -17,6 +17,7 @@ import aws_cdk as cdk
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sns as sns
 
+from compiler.compilation.schedules import describe_schedule
 from compiler.spec import parse_workload
 from platform_constructs.budget import EnvironmentBudget
 from platform_constructs.schedule import METADATA_KEY, WorkloadSchedule
@@ -44,11 +45,19 @@ def _workload(tmp_path: Path, **changes: Any) -> Any:
     return parse_workload(raw, source="demo.yaml", spec_dir=tmp_path, project_root=tmp_path)
 
 
+def _facts(workload: Any) -> dict[str, Any]:
+    """What the pipeline's plan records for the schedule in dev (compiler/pipeline.py)."""
+    facts = describe_schedule(workload, ENVIRONMENTS["dev"])
+    assert facts is not None
+    return facts
+
+
 def test_the_schedule_starts_its_state_machine_at_the_minute_with_its_input(tmp_path: Path) -> None:
     workload = _workload(tmp_path, schedule={"expression": "cron(0 2 ? * MON-FRI *)", "timezone": "Europe/Berlin",
                                              "input": {"hyperparameters": {"steps": 5}}})
     app, stack = _stack()
-    WorkloadSchedule(stack, "Schedule", workload=workload, environment="dev", state_machine_arn=MACHINE)
+    WorkloadSchedule(stack, "Schedule", workload=workload, environment="dev", facts=_facts(workload),
+                     state_machine_arn=MACHINE)
     (schedule,) = _resources(app, "AWS::Scheduler::Schedule")
     props = schedule["Properties"]
     assert props["Name"] == "dev-demo"
@@ -62,7 +71,8 @@ def test_the_schedule_starts_its_state_machine_at_the_minute_with_its_input(tmp_
 
 def test_the_schedules_role_may_start_only_that_state_machine_for_this_account_only(tmp_path: Path) -> None:
     app, stack = _stack()
-    WorkloadSchedule(stack, "Schedule", workload=_workload(tmp_path, schedule="rate(1 day)"), environment="dev",
+    workload = _workload(tmp_path, schedule="rate(1 day)")
+    WorkloadSchedule(stack, "Schedule", workload=workload, environment="dev", facts=_facts(workload),
                      state_machine_arn=MACHINE)
     (role,) = _resources(app, "AWS::IAM::Role")
     (trust,) = role["Properties"]["AssumeRolePolicyDocument"]["Statement"]
@@ -75,7 +85,8 @@ def test_the_schedules_role_may_start_only_that_state_machine_for_this_account_o
 
 def test_without_input_a_scheduled_run_starts_with_the_spec_as_written(tmp_path: Path) -> None:
     app, stack = _stack()
-    WorkloadSchedule(stack, "Schedule", workload=_workload(tmp_path, schedule="rate(1 day)"), environment="dev",
+    workload = _workload(tmp_path, schedule="rate(1 day)")
+    WorkloadSchedule(stack, "Schedule", workload=workload, environment="dev", facts=_facts(workload),
                      state_machine_arn=MACHINE)
     (schedule,) = _resources(app, "AWS::Scheduler::Schedule")
     assert schedule["Properties"]["Target"]["Input"] == "{}"

@@ -59,7 +59,7 @@ def summary_lines(workloads: Iterable[Workload], env: Environment, now: datetime
             "|---|---|---|---|---|---|---|"]
     total: float | None = 0.0
     for w in workloads:
-        facts = schedules.describe_schedule(w, env.name)
+        facts = schedules.describe_schedule(w, env)
         if facts is None or w.schedule is None or not w.schedule.applies_to(env.name):
             continue
         p = _projected(facts, now.date())

@@ -8,7 +8,6 @@ resource counts and template sizes, and the cdk-nag verdict from `validation-rep
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ from compiler.errors import SpecError
 from compiler.facts import catalog
 from compiler.inputs.environments import Environment
 from compiler.inputs.model import Workload
-from compiler.pipeline import compile_project
+from compiler.pipeline import Compiled, compile_project
 from trainctl.common.assembly import Stack, is_assembly, nag_status, read_stacks
 from trainctl.common.lookup import project_of
 from trainctl.common.money import money
@@ -33,16 +32,17 @@ def _inputs(workload: Workload) -> str:
     return "; ".join(parts) or "none"
 
 
-def _ceiling(w: Workload) -> str:
+def _ceiling(w: Workload, region: str) -> str:
     """The per-run cost ceiling and the spec's own worst case (max_run x count x the highest price of its types)."""
     if w.max_run_cost_usd is None:
         return ""
-    worst = float(cost_ceiling.worst_case(w))
+    worst = float(cost_ceiling.worst_case(w, region))
     return (f"<br>ceiling {money(w.max_run_cost_usd, sign=False)}/run, worst case {money(worst, sign=False)} "
-            f"({w.price_region} prices)")
+            f"({region} prices)")
 
 
-def workload_rows(names: list[str], workloads: dict[str, Workload], stacks: dict[str, str]) -> list[str]:
+def workload_rows(names: list[str], workloads: dict[str, Workload], stacks: dict[str, str], region: str) -> list[str]:
+    """The environment's workloads, priced at the list prices of its region."""
     rows = ["| Workload | Stack | Instances | GPUs | Strategy | EFA | Inputs | Est. $/hour |",
             "|---|---|---|---|---|---|---|---|"]
     total: float | None = 0.0
@@ -52,26 +52,28 @@ def workload_rows(names: list[str], workloads: dict[str, Workload], stacks: dict
             rows.append(f"| {name} | {stacks.get(name, '')} | (no spec in workloads/) | | | | | |")
             continue
         instance = w.instance
-        hourly = w.hourly_cost()
+        hourly = w.hourly_cost(region)
         total = None if total is None or hourly is None else total + hourly
         shape = " + ".join(f"{g.instance_type} x {g.instance_count}" for g in w.compute.groups)
         gpus = sum(g.instance.accelerators * g.instance_count for g in w.compute.groups)
-        fallbacks = "".join(f"<br>fallback {t}: {money(c, sign=False)}" for t, c in fallback_costs(w).items())
+        fallbacks = "".join(f"<br>fallback {t}: {money(c, sign=False)}" for t, c in fallback_costs(w, region).items())
         rows.append(f"| {name} | {stacks.get(name, '')} | {shape} | {gpus} | {strategies.launch_plan(w).name} "
                     f"| {'on' if instance.has_efa else 'off'} | {_inputs(w)} | {money(hourly, sign=False)}{fallbacks}"
-                    f"{_ceiling(w)} |")
+                    f"{_ceiling(w, region)} |")
     rows.append(f"| **all at once** | | | | | | | **{money(total, sign=False)}** |")
     return rows
 
 
-def render_summary(outdir: Path, workloads: dict[str, dict[str, Workload]], warnings: Sequence[str] = (),
-                   environments: dict[str, Environment] | None = None) -> str:
+def render_summary(outdir: Path, compiled: Compiled) -> str:
+    """The review summary of a synthesized assembly, with the workloads and warnings of the compile synth ran."""
     envs = read_stacks(outdir)
     if not envs:
         raise SpecError([])
     out = [f"## Training platform review summary (`{outdir}`)", ""]
     for env, stacks in envs.items():
-        out += _environment_lines(env, stacks, workloads.get(env, {}), (environments or {}).get(env))
+        workloads = {c.name: c.workload for c in compiled.workloads(env)}
+        out += _environment_lines(env, stacks, workloads, compiled.environments.get(env))
+    warnings = compiled.warnings
     out += ["Prices: SageMaker training on-demand list prices of each environment's region (compiler/facts/data/prices, "
             "written by `trainctl prices`).", "", nag_status(outdir)]
     if warnings:
@@ -88,7 +90,8 @@ def _environment_lines(env: str, stacks: list[Stack], workloads: dict[str, Workl
     """One environment's part: its workloads, whose prices, its schedules and budget, and its stacks' sizes."""
     where = {_machine_name(logical, r).removeprefix(f"{env}-"): s.name for s in stacks
              for logical, r in s.workload_machines()}
-    out = [f"### {env}", "", *workload_rows(sorted(where), workloads, where), ""]
+    region = environment.region if environment is not None else catalog.REFERENCE_REGION
+    out = [f"### {env}", "", *workload_rows(sorted(where), workloads, where, region), ""]
     if environment is not None:  # whose prices those are (compiler/facts/data/prices); schedules and budget (issue 25)
         out += [f"Prices: {catalog.price_source(environment.region)} (n/a where none is verified).", ""]
         out += summary_lines(workloads.values(), environment)
@@ -114,7 +117,7 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     compiled = compile_project(project)  # the pipeline synth ran: the same workloads and warnings
     try:
-        print(render_summary(outdir, compiled.loaded.by_environment, compiled.warnings, compiled.environments))
+        print(render_summary(outdir, compiled))
     except SpecError:
         print(f"{outdir} holds no environment assembly (assembly-<env>/): was it synthesized by app.py?")
         return 2

@@ -98,7 +98,7 @@ def start(args: argparse.Namespace) -> int:
     workload = load_workload(project, args.workload, env)
     for warning in workload.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    policy = OverridePolicy.of(workload)
+    policy = OverridePolicy.of(workload, env.region)
     given = execution_input(args, policy)
     refused = policy.check(given)
     if refused:

@@ -65,7 +65,7 @@ def _templates(schedule: dict[str, Any] | None, budget: float | None) -> dict[st
 
 
 def test_the_review_shows_a_schedule_added_and_the_budget_before_and_after(tmp_path: Path) -> None:
-    facts = schedules.describe_schedule(_workload(tmp_path, "rate(1 day)"), "dev")
+    facts = schedules.describe_schedule(_workload(tmp_path, "rate(1 day)"), DEV)
     lines = review_lines(_templates(None, None), _templates(facts, 2000), date(2027, 1, 1))
     assert "| demo | - | `rate(1 day)` UTC: 31 runs, up to $93.93 |" in lines
     assert lines[-1] == "Monthly budget: $2,000.00 (none before)."
@@ -85,7 +85,7 @@ def _machine(tmp_path: Path, **changes: Any) -> dict[str, Any]:
 
 
 def test_the_review_shows_the_cost_ceiling_and_scheduled_cost_of_each_changed_workload(tmp_path: Path) -> None:
-    facts = schedules.describe_schedule(_workload(tmp_path, "rate(1 day)"), "dev")
+    facts = schedules.describe_schedule(_workload(tmp_path, "rate(1 day)"), DEV)
     old = _templates(None, None)
     old["Runs"]["Resources"]["M"] = _machine(tmp_path)
     new = _templates(facts, None)
@@ -103,13 +103,13 @@ def test_the_review_shows_the_cost_ceiling_and_scheduled_cost_of_each_changed_wo
 
 def test_without_prices_in_the_region_the_review_and_budget_say_so(tmp_path: Path) -> None:
     west = dataclasses.replace(DEV, name="west", region="us-west-2", monthly_budget_usd=100)
-    workload = dataclasses.replace(_workload(tmp_path, "rate(1 day)"), price_region="us-west-2")
-    assert schedules.project(workload, date(2027, 1, 1)) == schedules.Projection(31, None, None)
+    workload = _workload(tmp_path, "rate(1 day)")
+    assert schedules.project(workload, west, date(2027, 1, 1)) == schedules.Projection(31, None, None)
     [warning] = map(str, schedules.budget_warnings(west, [workload], date(2027, 1, 1)))
     assert warning.startswith("cdk.json: west.monthly_budget_usd: the schedules of demo cannot be projected against "
                               "the budget: no verified us-west-2 prices for ml.g5.2xlarge")
     assert "trainctl prices --region us-west-2" in warning
-    facts = schedules.describe_schedule(workload, "west")
+    facts = schedules.describe_schedule(workload, west)
     assert facts is not None and facts["prices"].startswith("no verified us-west-2 prices")
     assert cost_lines({}, _templates(facts, None), date(2027, 1, 1))[-1].startswith(
         "Prices after: no verified us-west-2 prices: run `trainctl prices --region us-west-2`")

@@ -17,7 +17,7 @@ from trainctl.run import follow, resolve, start
 
 
 def policy() -> OverridePolicy:
-    return OverridePolicy.of({w.name: w for w in loaded().workloads("dev")}[WORKLOAD])
+    return OverridePolicy.of({w.name: w for w in loaded().workloads("dev")}[WORKLOAD], "us-east-1")  # dev's region
 
 
 def test_start_sends_the_overrides_as_the_state_machine_expects(cli, deployed, sfn, dev) -> None:

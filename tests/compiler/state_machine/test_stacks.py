@@ -17,7 +17,7 @@ import pytest
 from compiler import state_machine as sm
 from compiler.facts import placeholders as ph
 from tests.compiler.state_machine.conftest import NAMES, WORKLOADS
-from tests.project import ENVIRONMENTS, loaded
+from tests.project import ENVIRONMENTS
 
 pytestmark = pytest.mark.synth
 ENVS = ("dev", "prod")
@@ -30,7 +30,7 @@ def synthesized(synthesized_app) -> dict[str, Any]:
     templates = {name: {s.node.id: synthesized_app.templates[name][s.node.id] for s in group}
                  for name, group in stacks.items()}
     return {"outdir": synthesized_app.outdir, "groups": synthesized_app.platform.workload_stacks,
-            "templates": templates}
+            "templates": templates, "compiled": synthesized_app.platform.compiled}
 
 
 def machines(synthesized: dict[str, Any], env: str) -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
@@ -205,7 +205,7 @@ def test_cdk_nag_has_no_unacknowledged_findings(synthesized) -> None:
 def test_review_summary_reads_the_assembly(synthesized) -> None:
     from trainctl.project.summary import render_summary
 
-    text = render_summary(synthesized["outdir"], loaded().by_environment)
+    text = render_summary(synthesized["outdir"], synthesized["compiled"])
     for env in ENVS:
         assert f"### {env}" in text
     torchrun = WORKLOADS["gpt-torchrun-fsx"]
