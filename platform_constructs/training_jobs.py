@@ -63,7 +63,7 @@ def training_log_group_arns(stack: cdk.Stack) -> list[str]:
 class TrainingJobsAccess(Construct):
     """The shared managed policies of every execution role in the environment, and the training log group.
 
-    Exposes `policies` (attach them to an execution role with `attach_to`), `log_group` (by name: the stack does
+    Exposes `policies` (every workload's execution role takes them), `log_group` (by name: the stack does
     not own it) and `log_group_settings` (depend on it for anything that needs the group to exist). `removal_policy`
     applies to the settings function's own log group; SageMaker's group is never deleted.
     """
@@ -108,7 +108,3 @@ class TrainingJobsAccess(Construct):
                                        description=f"Training jobs ({sid}): shared by every workload's execution role")
             acknowledge_required_wildcards(policy, {sid: REASONS[sid]})
             self.policies.append(policy)
-
-    def attach_to(self, role: iam.IRole) -> None:
-        for policy in self.policies:
-            role.add_managed_policy(policy)

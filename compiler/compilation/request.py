@@ -30,7 +30,6 @@ SDK_SUBMIT_DIRECTORY = "sagemaker_submit_directory"
 SDK_LOG_LEVEL = "sagemaker_container_log_level"
 SDK_JOB_NAME = "sagemaker_job_name"
 SDK_REGION = "sagemaker_region"
-SCRIPT_MODE_KEYS = (SDK_SUBMIT_DIRECTORY, SDK_PROGRAM, SDK_LOG_LEVEL, SDK_JOB_NAME, SDK_REGION)
 MODEL_DIR = "model_dir"
 # With network isolation the container cannot read S3 itself: the SDK passes the code as an input channel.
 CODE_CHANNEL = "code"
@@ -348,8 +347,3 @@ def compile_request(workload: Workload, env: Environment, *, training_image: str
     _switches(workload, env, request)
     _observability(workload, request)
     return request
-
-
-def s3_model_artifacts(workload: Workload, job: str) -> str:
-    """Where SageMaker writes model.tar.gz for a job (the execution's output reports it)."""
-    return s3_join(output_path(workload), job, "output", "model.tar.gz")

@@ -60,9 +60,7 @@ class InstanceType:
     name: str
     accelerator: Accelerator
     accelerators: int  # GPUs, or Trainium chips
-    accelerator_model: str  # e.g. "H100", "A100-40GB", "Trainium"
     vcpus: int
-    memory_gib: int
     efa_interfaces: int  # 0: no EFA
 
     @property
@@ -122,15 +120,16 @@ def catalog() -> dict[str, InstanceType]:
     for row in _rows("instance_types.csv"):
         table[row["instance_type"]] = InstanceType(
             name=row["instance_type"], accelerator=Accelerator(row["accelerator"]),
-            accelerators=int(row["accelerator_count"]), accelerator_model=row["accelerator_model"],
-            vcpus=int(row["vcpus"]), memory_gib=int(row["memory_gib"]), efa_interfaces=int(row["efa_interfaces"]),
+            accelerators=int(row["accelerator_count"]), vcpus=int(row["vcpus"]),
+            efa_interfaces=int(row["efa_interfaces"]),
         )
     return table
 
 
 @functools.cache
 def dense_bf16_tflops() -> dict[str, float]:
-    """Dense BF16 peak of each accelerator model in TFLOP/s (vendor data sheets), keyed like `accelerator_model`."""
+    """Dense BF16 peak of each accelerator model in TFLOP/s (vendor data sheets), keyed like instance_types.csv's
+    accelerator_model column."""
     return {row["accelerator_model"]: float(row["dense_bf16_tflops"]) for row in _rows("accelerators.csv")
             if row["dense_bf16_tflops"].strip()}
 

@@ -18,8 +18,6 @@ from typing import Any
 
 Statement = dict[str, Any]
 
-# Actions that take no resource ARN (IAM's "*" resource): allowed on "*", still only for this account's principals.
-UNSCOPED_ACTIONS = frozenset({"ecr:GetAuthorizationToken", "sts:GetCallerIdentity", "cloudwatch:PutMetricData"})
 IMAGE_PULL_ACTIONS = ("ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer")
 EXTERNAL_READ_ACTIONS = ("s3:GetBucketLocation", "s3:GetObject", "s3:ListBucket")
 

@@ -280,12 +280,8 @@ def _default_workloads(reader: Reader) -> frozenset[str] | None:
     return None
 
 
-def _one(name: str, reader: Reader) -> Environment:
-    reader.unknown_keys(_KNOWN_KEYS)
-    account = reader.string("account", required=True, pattern=_ACCOUNT, explain="must be a 12-digit AWS account id "
-                            "(as text)") or ""
-    region = reader.string("region", required=True, pattern=_REGION,
-                           explain="must be a region name like us-east-1") or ""
+def _zone(reader: Reader, region: str) -> tuple[str | None, str | None]:
+    """The pinned Availability Zone, by name and/or ID: the training subnet and the file system live in exactly one."""
     az = reader.string("availability_zone")
     az_id = reader.string("availability_zone_id", pattern=_AZ_ID, explain="is not an AZ ID like use1-az4")
     if az is None and az_id is None:
@@ -294,25 +290,60 @@ def _one(name: str, reader: Reader) -> Environment:
     if az is not None and region and not (az.startswith(region) and len(az) == len(region) + 1 and az[-1].isalpha()):
         reader.problem("availability_zone", f"'{az}' is not one Availability Zone of {region} (expected {region} "
                        "followed by one letter)")
-    production = bool(reader.boolean("production", default=False))
+    return az, az_id
+
+
+def _removal_policy(reader: Reader, production: bool) -> str:
+    """retain (default) or destroy; a production environment may not destroy its data with its stacks."""
     removal = reader.string("removal_policy", choices=("retain", "destroy"), default="retain") or "retain"
     if production and removal == "destroy":
         reader.problem("removal_policy", "a production environment must retain its data: set removal_policy to retain")
+    return removal
+
+
+def _notification_emails(reader: Reader) -> tuple[str, ...]:
+    """Subscribers of the runs topic (run results, alarms, the budget); none rather than a list with a mistake in it."""
     emails = reader.strings("notification_emails") or ()
     if any("@" not in e for e in emails):
         reader.problem("notification_emails", "must be a list of e-mail addresses")
-        emails = ()
+        return ()
+    return tuple(emails)
+
+
+def _external_data_buckets(reader: Reader) -> tuple[str, ...]:
+    """Other accounts' buckets that specs may read: names, because the role and endpoint policies name each bucket."""
     buckets = reader.strings("external_data_buckets",
                              explain="bucket names (not URIs) that workloads of this environment may read") or ()
     for bucket in buckets:
         if not re.fullmatch(_BUCKET, bucket):
             reader.problem("external_data_buckets", f"{bucket!r} is not an S3 bucket name (give the name, not s3://...)")
-    cidr, mask = _network(name, reader)
+    return tuple(buckets)
+
+
+def _log_retention_days(reader: Reader, production: bool) -> int:
+    """How long every log group keeps its logs: one of the periods CloudWatch offers, a year by default in production."""
     retention = reader.integer("log_retention_days", low=1,
                                default=PRODUCTION_LOG_RETENTION_DAYS if production else DEFAULT_LOG_RETENTION_DAYS)
     if retention not in LOG_RETENTION_DAYS:
         reader.problem("log_retention_days", f"CloudWatch Logs keeps logs for one of {', '.join(map(str, LOG_RETENTION_DAYS))} "
                        f"days, not {retention}")
+    return retention
+
+
+def _one(name: str, reader: Reader) -> Environment:
+    """One environment's block, its keys read in one fixed order: the problems of a block are always listed alike."""
+    reader.unknown_keys(_KNOWN_KEYS)
+    account = reader.string("account", required=True, pattern=_ACCOUNT, explain="must be a 12-digit AWS account id "
+                            "(as text)") or ""
+    region = reader.string("region", required=True, pattern=_REGION,
+                           explain="must be a region name like us-east-1") or ""
+    az, az_id = _zone(reader, region)
+    production = bool(reader.boolean("production", default=False))
+    removal = _removal_policy(reader, production)
+    emails = _notification_emails(reader)
+    buckets = _external_data_buckets(reader)
+    cidr, mask = _network(name, reader)
+    retention = _log_retention_days(reader, production)
     budget = reader.number("monthly_budget_usd", low=MIN_BUDGET_USD, high=MAX_BUDGET_USD)
     return Environment(
         monthly_budget_usd=budget,
@@ -321,7 +352,7 @@ def _one(name: str, reader: Reader) -> Environment:
         nat_gateway=bool(reader.boolean("nat_gateway", default=False)), removal_policy=removal, fsx=_fsx(reader),
         checkpoint_expiration_days=reader.integer("checkpoint_expiration_days", low=1,
                                                   default=DEFAULT_CHECKPOINT_EXPIRATION_DAYS),
-        notification_emails=tuple(emails), external_data_buckets=tuple(buckets),
+        notification_emails=emails, external_data_buckets=buckets,
         training_plans=_training_plans(reader),
         encrypt_inter_container_traffic=bool(reader.boolean("encrypt_inter_container_traffic", default=production)),
         log_retention_days=retention,

@@ -75,10 +75,6 @@ class Estimator:
     tensorflow_version: str | None = None
     model_dir: str | bool | None = None  # TensorFlow: False turns the model_dir hyperparameter off
 
-    @property
-    def is_framework(self) -> bool:
-        return self.framework != "generic"
-
 
 # ----------------------------------------------------------------------------------------------------- code
 

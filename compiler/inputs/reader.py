@@ -17,8 +17,6 @@ from typing import Any, overload
 from compiler.errors import Problem
 from compiler.sdk import service_model
 
-_SENTINEL: Any = object()
-
 
 @dataclass
 class Findings:

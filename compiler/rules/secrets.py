@@ -170,7 +170,7 @@ def request_credentials(w: Workload, request: Mapping[str, Any]) -> list[Problem
 
 @compiled_rule
 def no_credentials_in_the_request(view: CompiledView, f: Findings) -> None:
-    _scan(view.workload, view.request, f)
+    f.problems.extend(request_credentials(view.workload, view.request))
 
 
 def _scan(w: Workload, request: Mapping[str, Any] | None, f: Findings) -> None:

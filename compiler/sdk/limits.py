@@ -16,8 +16,6 @@ from compiler.sdk.service_model import service_model
 # Not in the model: MaxRuntimeInSeconds has only a minimum there; 28 days is SageMaker's documented maximum
 # ("Amazon SageMaker endpoints and quotas": longest run time for a training job).
 MAX_RUNTIME_SECONDS = 28 * 24 * 3600
-# The SageMaker Python SDK lists these training-job keys as its own (script mode), before any distribution key.
-SCRIPT_MODE_KEYS = 5
 
 
 @dataclass(frozen=True)
@@ -25,7 +23,6 @@ class Limits:
     """The numbers the compiler checks specs against, each from the named shape of botocore's model."""
 
     job_name_max: int  # TrainingJobName
-    job_name_pattern: str
     hyperparameters_max: int  # HyperParameters (entries)
     hyperparameter_key_max: int  # HyperParameterKey
     hyperparameter_value_max: int  # HyperParameterValue
@@ -54,12 +51,7 @@ class Limits:
     entrypoint_max: int
     arguments_min: int  # ContainerArguments (items)
     arguments_max: int
-    kms_key_pattern: str  # KmsKeyId
     instance_types: tuple[str, ...]  # TrainingInstanceType: every type a training job may use
-
-    @property
-    def max_runtime_seconds(self) -> int:
-        return MAX_RUNTIME_SECONDS
 
 
 def _shape(name: str) -> dict[str, Any]:
@@ -80,7 +72,6 @@ def limits() -> Limits:
 
     return Limits(
         job_name_max=top("TrainingJobName"),
-        job_name_pattern=_shape("TrainingJobName")["pattern"],
         hyperparameters_max=top("HyperParameters"),
         hyperparameter_key_max=top("HyperParameterKey"),
         hyperparameter_value_max=top("HyperParameterValue"),
@@ -109,7 +100,6 @@ def limits() -> Limits:
         entrypoint_max=top("ContainerEntrypoint"),
         arguments_min=low("ContainerArguments"),
         arguments_max=top("ContainerArguments"),
-        kms_key_pattern=_shape("KmsKeyId")["pattern"],
         instance_types=tuple(_shape("TrainingInstanceType")["enum"]),
     )
 

@@ -43,45 +43,6 @@ def constant(name: str) -> Any:
 
 
 @cache
-def image_config(framework: str) -> dict[str, Any]:
-    """The SDK's image URI config for a framework's training images."""
-    path = sdk_root() / "image_uri_config" / f"{framework}.json"
-    return json.loads(path.read_text())["training"]
-
-
-def _full_version(config: dict[str, Any], version: str) -> str:
-    return config.get("version_aliases", {}).get(version, version)
-
-
-def framework_versions(framework: str) -> list[str]:
-    config = image_config(framework)
-    return list(config["versions"]) + list(config.get("version_aliases", {}))
-
-
-def py_versions(framework: str, version: str) -> list[str]:
-    """Python versions the SDK knows for this framework version's training image ([] if unknown)."""
-    config = image_config(framework)
-    entry = config["versions"].get(_full_version(config, version))
-    if entry is None:
-        return []
-    if "py_versions" in entry:
-        return list(entry["py_versions"])
-    # HuggingFace nests one entry per base framework ("pytorch2.8.0": {"py_versions": [...]}).
-    found: list[str] = []
-    for value in entry.values():
-        if isinstance(value, dict):
-            found.extend(value.get("py_versions", []))
-    return found
-
-
-def huggingface_base_versions(transformers_version: str) -> list[str]:
-    """Base-framework keys such as 'pytorch2.8.0' known for a transformers version."""
-    config = image_config("huggingface")
-    entry = config["versions"].get(_full_version(config, transformers_version), {})
-    return [key for key, value in entry.items() if isinstance(value, dict) and key != "version_aliases"]
-
-
-@cache
 def image_uri_config_file(name: str) -> dict[str, Any] | None:
     """All scopes of `sagemaker/image_uri_config/<name>.json` (what `image_uris.config_for_framework` loads), or None
     when the SDK ships no such file. Shared and cached: callers must not modify it."""

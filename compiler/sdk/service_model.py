@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import difflib
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import regex
@@ -56,53 +56,80 @@ class RequestValidationError(SpecError):
 
 
 def java_pattern_to_python(pattern: str) -> str:
-    """Rewrite a Java regex from the service model so `regex` (V1 mode) gives Java's answer."""
+    """Rewrite a Java regex from the service model so `regex` (V1 mode) gives Java's answer.
+
+    One pass, left to right: an escape is translated whole (`_escape`), any other character on its own, knowing
+    only how deep inside character classes it sits (`_plain`), because `.`, `~`, `|` and `--` mean other things there.
+    """
     out: list[str] = []
     depth = 0  # character-class nesting
     i = 0
     while i < len(pattern):
-        char = pattern[i]
-        if char == "\\" and i + 1 < len(pattern):
-            nxt = pattern[i + 1]
-            if nxt == "u" and i + 6 <= len(pattern) and set(pattern[i + 2 : i + 6]) <= _HEX:
-                unit = int(pattern[i + 2 : i + 6], 16)
-                i += 6
-                low = pattern[i + 2 : i + 6] if pattern.startswith("\\u", i) else ""
-                if 0xD800 <= unit <= 0xDBFF and len(low) == 4 and set(low) <= _HEX and 0xDC00 <= int(low, 16) <= 0xDFFF:
-                    code = 0x10000 + ((unit - 0xD800) << 10) + (int(low, 16) - 0xDC00)
-                    out.append(f"\\U{code:08X}")
-                    i += 6
-                else:
-                    out.append(f"\\u{unit:04X}")
-                continue
-            if nxt in "pP" and pattern.startswith("{", i + 2):
-                end = pattern.index("}", i + 2)
-                name = pattern[i + 3 : end]
-                if name in _JAVA_POSIX:
-                    posix = _JAVA_POSIX[name]
-                    out.append(posix if nxt == "p" else "[^" + posix[1:])
-                else:
-                    out.append(pattern[i : end + 1])
-                i = end + 1
-                continue
-            out.append(_JAVA_ESCAPES.get(nxt, pattern[i : i + 2]))
-            i += 2
-            continue
-        if char == "[":
-            depth += 1
-        elif char == "]" and depth:
-            depth -= 1
-        elif char == "." and not depth:
-            out.append(_JAVA_DOT)
+        if pattern[i] == "\\" and i + 1 < len(pattern):
+            text, i = _escape(pattern, i)
+        else:
+            text, depth = _plain(pattern, i, depth)
             i += 1
-            continue
-        elif depth and (char in "~|" or (char == "-" and pattern[i - 1] == "-")):
-            out.append("\\" + char)  # literal in a Java class; V1 would read ~~ || -- as set operators
-            i += 1
-            continue
-        out.append(char)
-        i += 1
+        out.append(text)
     return "".join(out)
+
+
+def _escape(pattern: str, i: int) -> tuple[str, int]:
+    """The backslash escape at `i`, translated, and where the pattern goes on after it."""
+    reader = _ESCAPE_READERS.get(pattern[i + 1])
+    found = reader(pattern, i) if reader else None
+    if found is not None:
+        return found
+    return _JAVA_ESCAPES.get(pattern[i + 1], pattern[i : i + 2]), i + 2
+
+
+def _code_unit(pattern: str, i: int) -> tuple[str, int] | None:
+    """`\\uXXXX`: Java counts UTF-16 units, so a surrogate pair (`\\uD83D\\uDE00`) is one code point to `regex`."""
+    unit = _hex4(pattern, i + 2)
+    if unit is None:
+        return None
+    low = _hex4(pattern, i + 8) if pattern.startswith("\\u", i + 6) else None
+    if 0xD800 <= unit <= 0xDBFF and low is not None and 0xDC00 <= low <= 0xDFFF:
+        code = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)
+        return f"\\U{code:08X}", i + 12
+    return f"\\u{unit:04X}", i + 6
+
+
+def _hex4(pattern: str, start: int) -> int | None:
+    """The four hex digits at `start` as a number, or None: `\\u` without them is left to `regex` to refuse."""
+    digits = pattern[start : start + 4]
+    return int(digits, 16) if len(digits) == 4 and set(digits) <= _HEX else None
+
+
+def _property(pattern: str, i: int) -> tuple[str, int] | None:
+    """`\\p{Name}` / `\\P{Name}`: Java's POSIX names are ASCII classes; Unicode ones (`\\p{L}`) mean the same to `regex`."""
+    if not pattern.startswith("{", i + 2):
+        return None
+    end = pattern.index("}", i + 2)
+    posix = _JAVA_POSIX.get(pattern[i + 3 : end])
+    if posix is None:
+        return pattern[i : end + 1], end + 1
+    return (posix if pattern[i + 1] == "p" else "[^" + posix[1:]), end + 1
+
+
+# The escapes that need more than `_JAVA_ESCAPES`' one-for-one swap, by the letter after the backslash.
+_ESCAPE_READERS: dict[str, Callable[[str, int], tuple[str, int] | None]] = {
+    "u": _code_unit, "p": _property, "P": _property,
+}
+
+
+def _plain(pattern: str, i: int, depth: int) -> tuple[str, int]:
+    """The character at `i` (not an escape), translated, and the class depth after it."""
+    char = pattern[i]
+    if char == "[":
+        return char, depth + 1
+    if char == "]" and depth:
+        return char, depth - 1
+    if not depth:
+        return (_JAVA_DOT if char == "." else char), depth
+    if char in "~|" or (char == "-" and pattern[i - 1] == "-"):
+        return "\\" + char, depth  # literal in a Java class; V1 would read ~~ || -- as set operators
+    return char, depth
 
 
 @functools.cache

@@ -90,11 +90,6 @@ def start_time(ticks: str) -> str:
     return f"States.StringToJson(States.Format('{{}}0000', {ticks}))"
 
 
-def epoch_ms(ticks: int) -> int:
-    """What `start_time` makes of a count (for tests and messages)."""
-    return ticks * 10_000
-
-
 def defaults() -> dict[str, Any]:
     """The tables as run data (`$.defaults.clock`)."""
     return dict(tables())

@@ -78,11 +78,6 @@ class MachineSpec:
         return poll.waiting(self.capacity_window_minutes, self.attempts, spot=self.spot, accelerated=self.accelerated)
 
     @property
-    def capacity_window_polls(self) -> int:
-        """Looks in a row at a job waiting for instances after which the run stops it (the run's own window)."""
-        return self.waiting.window_looks
-
-    @property
     def training_poll_seconds(self) -> int:
         """Seconds between two looks at a training job: the worst case of the run (every attempt running as long as
         SageMaker lets it) fits the execution history (`poll.training_poll_seconds`)."""

@@ -42,8 +42,9 @@ from typing import Any
 from compiler.state_machine import recovery
 
 POLL_SECONDS = 60  # between two looks at a job that waits for instances (at the least), or stops
-HISTORY_EVENTS = 25_000  # "Step Functions service quotas": maximum execution history size (Standard)
-LOOK_EVENTS_BUDGET = 20_000  # the looks' share; the rest for the states around them (input check, relaunches, ...)
+# A Standard execution's history holds at most 25,000 events ("Step Functions service quotas"): the looks' share of
+# them; the rest is for the states around them (input check, relaunches, ...).
+LOOK_EVENTS_BUDGET = 20_000
 WAITING_BUDGET = 5_000  # at most this much of it for looks at jobs waiting for instances
 # History events of one look while the job trains: Wait (entered, exited), DescribeTrainingJob (entered, scheduled,
 # started, succeeded, exited), Choice (entered, exited); with the stall watchdog its states too.

@@ -15,7 +15,7 @@ def test_the_capacity_window_defaults_to_ten_minutes(make, envs) -> None:
     workload = make()
     assert workload.capacity_retry.capacity_window_minutes == 10
     # One look a minute (the poll loop's 60 s): ten looks.
-    assert spec_for(workload, envs["dev"]).capacity_window_polls == 10
+    assert spec_for(workload, envs["dev"]).waiting.window_looks == 10
 
 
 @pytest.mark.parametrize("minutes", [1, 1440])
@@ -23,7 +23,7 @@ def test_the_capacity_window_takes_one_minute_to_a_day(make, envs, minutes: int)
     workload = make(capacity_retry={"capacity_window_minutes": minutes})
     assert workload.capacity_retry.capacity_window_minutes == minutes
     spec = spec_for(workload, envs["dev"])
-    assert spec.capacity_window_polls * spec.waiting.poll_seconds >= minutes * 60
+    assert spec.waiting.window_looks * spec.waiting.poll_seconds >= minutes * 60
 
 
 @pytest.mark.parametrize(("types", "minutes", "bound"), [
@@ -49,7 +49,7 @@ def test_spot_leaves_the_wait_to_max_wait(make, envs) -> None:
     workload = make(instance_type="ml.g5.2xlarge", use_spot_instances=True, max_run=3600, max_wait=7200,
                     checkpoints=True, capacity_retry={"capacity_window_minutes": 45})
     spec = spec_for(workload, envs["dev"])
-    assert (spec.waiting.bound, spec.waiting.pending_limit, spec.capacity_window_polls) == (poll.SPOT, None, 0)
+    assert (spec.waiting.bound, spec.waiting.pending_limit, spec.waiting.window_looks) == (poll.SPOT, None, 0)
     # looks while waiting or running are spaced for max_wait, the longer of the two limits
     assert spec.training_poll_seconds == poll.training_poll_seconds(7200, spec.attempts, False)
 

@@ -30,11 +30,6 @@ class DataError(UserError, ValueError):
     """Training data that is missing or not in the shard format; the message says what to run."""
 
 
-def encode_bytes(text: str) -> np.ndarray:
-    """Byte-level tokenizer (vocabulary 256): needs no download, so prep works offline and in tests."""
-    return np.frombuffer(text.encode("utf-8"), dtype=np.uint8).astype(TOKEN_DTYPE)
-
-
 def write_shard(path: Path, tokens: np.ndarray, vocab_size: int) -> None:
     """Write one shard atomically (temporary file, then rename), so a reader never sees half a shard."""
     if not 0 < vocab_size <= MAX_VOCAB:
@@ -49,20 +44,6 @@ def write_shard(path: Path, tokens: np.ndarray, vocab_size: int) -> None:
         f.write(header.tobytes())
         f.write(tokens.astype(TOKEN_DTYPE).tobytes())
     tmp.replace(path)
-
-
-def write_shards(tokens: np.ndarray, out_dir: Path, vocab_size: int, tokens_per_shard: int,
-                 prefix: str = "train") -> list[Path]:
-    """Split a token stream into shards named `<prefix>_000000.bin`, ... in `out_dir`."""
-    if tokens_per_shard < 1:
-        raise DataError("tokens_per_shard must be at least 1")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for i, start in enumerate(range(0, max(len(tokens), 1), tokens_per_shard)):
-        path = out_dir / f"{prefix}_{i:06d}.bin"
-        write_shard(path, tokens[start:start + tokens_per_shard], vocab_size)
-        paths.append(path)
-    return paths
 
 
 def shards_from_text_file(text_file: Path, out_dir: Path, tokens_per_shard: int, prefix: str = "train") -> list[Path]:

@@ -67,33 +67,55 @@ class SMModelParallel(Strategy):
 
 
 def check_mp_parameters(config: Mapping[str, Any], report: Report) -> None:
-    """`fw_utils.validate_mp_config`, rule by rule."""
+    """`fw_utils.validate_mp_config`, rule by rule, in the SDK's order (so problems read in the order it raises them)."""
+    for check in (_check_values, _check_partitioning, _check_memory_weight, _check_ddp):
+        check(config, report)
+
+
+def _is_whole(value: Any) -> bool:
+    """An int that is not a bool: YAML's true is an int to Python, never a count or a port to SMP."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_values(config: Mapping[str, Any], report: Report) -> None:
+    """Each parameter's own type or choices, regardless of the others."""
     for key, values in _CHOICES.items():
         if key in config and config[key] not in values:
             report(_WHERE + key, f"must be one of {', '.join(v for v in values if not v.startswith('_'))}")
     for key in _POSITIVE:
-        if key in config and (not isinstance(config[key], int) or isinstance(config[key], bool) or config[key] < 1):
+        if key in config and (not _is_whole(config[key]) or config[key] < 1):
             report(_WHERE + key, "must be a positive whole number")
     for key in _BOOLEANS:
         if key in config and not isinstance(config[key], bool):
             report(_WHERE + key, "must be true or false")
     if "partition_file" in config and not isinstance(config["partition_file"], str):
         report(_WHERE + "partition_file", "must be a string")
+
+
+def _check_partitioning(config: Mapping[str, Any], report: Report) -> None:
+    """default_partition: needed without auto_partition, and one of the partitions (SMP indexes them from 0)."""
     if config.get("auto_partition") is False and "default_partition" not in config:
         report(_WHERE + "default_partition", "is required when auto_partition is false")
     if "default_partition" in config:
         default, partitions = config["default_partition"], config.get("partitions")
         if not isinstance(default, int) or not isinstance(partitions, int) or default >= partitions:
             report(_WHERE + "default_partition", "must be a whole number below partitions")
+
+
+def _check_memory_weight(config: Mapping[str, Any], report: Report) -> None:
+    """memory_weight: a fraction, how much the partitioner weighs memory against compute."""
     if "memory_weight" in config:
         weight = config["memory_weight"]
         if not isinstance(weight, int | float) or isinstance(weight, bool) or not 0.0 <= weight <= 1.0:
             report(_WHERE + "memory_weight", "must be between 0.0 and 1.0")
+
+
+def _check_ddp(config: Mapping[str, Any], report: Report) -> None:
+    """The ddp settings: they mean nothing without ddp, the port must be one, and ddp excludes horovod."""
     for key in ("ddp_port", "ddp_dist_backend"):
         if key in config and "ddp" not in config:
             report(_WHERE + key, "needs ddp to be set as well")
-    if "ddp_port" in config and (not isinstance(config["ddp_port"], int) or isinstance(config["ddp_port"], bool)
-                                 or config["ddp_port"] < 0):
+    if "ddp_port" in config and (not _is_whole(config["ddp_port"]) or config["ddp_port"] < 0):
         report(_WHERE + "ddp_port", f"{config['ddp_port']!r} is not a port number")
     if config.get("horovod", False) and config.get("ddp", False):
         report(_WHERE + "ddp", "ddp and horovod cannot both be enabled")

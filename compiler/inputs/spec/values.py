@@ -122,43 +122,63 @@ def read_environment(r: Reader) -> dict[str, str] | None:
 
 
 def read_tags(r: Reader) -> dict[str, str]:
+    """The spec's tags, in either shape, each checked against SageMaker's limits; the problems go to the reader."""
     raw = r.raw.get("tags")
     if raw is None:
         return {}
-    if isinstance(raw, list):  # the SDK's own shape: [{Key, Value}]
-        if not all(isinstance(t, Mapping) and set(t) == {"Key", "Value"} and isinstance(t["Key"], str) for t in raw):
-            r.problem("tags", "as a list, each tag is {Key: <text>, Value: <text>}")
-            return {}
-        twice = sorted(k for k, n in Counter(t["Key"] for t in raw).items() if n > 1)
-        if twice:  # keeping the last one would deploy what the reader did not see
-            r.problem("tags", f"key {twice[0]!r} is given twice; keep one")
-            return {}
-        raw = {t["Key"]: t["Value"] for t in raw}
-    elif isinstance(raw, Mapping):
-        # whole numbers are tag text as written (the SDK would send them unquoted, which SageMaker refuses); anything
-        # else (empty, true/false, 2.10 read as 2.1, a list or mapping) has no one text a reader would expect
-        raw = {k: str(v) if isinstance(v, int) and not isinstance(v, bool) else v for k, v in raw.items()}
-    else:
-        r.problem("tags", "must be a mapping of tag keys to values (or the SDK's [{Key, Value}] list)")
+    tags = _tags_as_mapping(r, raw)
+    if tags is None:
         return {}
     lim = limits()
-    if len(raw) > lim.tags_max - PLATFORM_TAGS:
-        r.problem("tags", f"{len(raw)} tags; SageMaker allows {lim.tags_max} and the platform adds {PLATFORM_TAGS}: "
+    if len(tags) > lim.tags_max - PLATFORM_TAGS:
+        r.problem("tags", f"{len(tags)} tags; SageMaker allows {lim.tags_max} and the platform adds {PLATFORM_TAGS}: "
                   f"keep at most {lim.tags_max - PLATFORM_TAGS}")
     result = {}
-    for key, value in raw.items():
-        where = f"tags.{key}"
-        if not isinstance(key, str) or not 1 <= len(key) <= lim.tag_key_max or not matches(lim.tag_pattern, key):
-            r.findings.problem(where, f"tag keys are 1-{lim.tag_key_max} letters, digits, spaces or _.:/=+-@")
-        elif key.lower().startswith(RESERVED_TAG_PREFIXES):
-            r.findings.problem(where, "keys starting with aws: belong to AWS and training-platform: to the platform, "
-                               "which tags every job with its workload, environment and execution; pick another key")
-        elif not isinstance(value, str) or len(value) > lim.tag_value_max or not matches(lim.tag_pattern, value):
-            r.findings.problem(where, f"tag values are text of at most {lim.tag_value_max} letters, digits, spaces "
-                               f"or _.:/=+-@, not {describe(value)} (quote it; '' for an empty value)")
+    for key, value in tags.items():
+        problem = _tag_problem(key, value)
+        if problem:
+            r.findings.problem(f"tags.{key}", problem)
         else:
             result[key] = value
     return result
+
+
+def _tags_as_mapping(r: Reader, raw: Any) -> Mapping[Any, Any] | None:
+    """Tags as {key: value}, from a mapping or the SDK's [{Key, Value}] list; None (after a problem) for neither."""
+    if isinstance(raw, list):
+        return _tags_from_list(r, raw)
+    if isinstance(raw, Mapping):
+        # whole numbers are tag text as written (the SDK would send them unquoted, which SageMaker refuses); anything
+        # else (empty, true/false, 2.10 read as 2.1, a list or mapping) has no one text a reader would expect
+        return {k: str(v) if isinstance(v, int) and not isinstance(v, bool) else v for k, v in raw.items()}
+    r.problem("tags", "must be a mapping of tag keys to values (or the SDK's [{Key, Value}] list)")
+    return None
+
+
+def _tags_from_list(r: Reader, raw: list[Any]) -> dict[str, Any] | None:
+    """The SDK's own shape, [{Key, Value}]; a key given twice is refused, not resolved."""
+    if not all(isinstance(t, Mapping) and set(t) == {"Key", "Value"} and isinstance(t["Key"], str) for t in raw):
+        r.problem("tags", "as a list, each tag is {Key: <text>, Value: <text>}")
+        return None
+    twice = sorted(k for k, n in Counter(t["Key"] for t in raw).items() if n > 1)
+    if twice:  # keeping the last one would deploy what the reader did not see
+        r.problem("tags", f"key {twice[0]!r} is given twice; keep one")
+        return None
+    return {t["Key"]: t["Value"] for t in raw}
+
+
+def _tag_problem(key: Any, value: Any) -> str | None:
+    """Why SageMaker would refuse one tag (or the platform would clash with it), or None."""
+    lim = limits()
+    if not isinstance(key, str) or not 1 <= len(key) <= lim.tag_key_max or not matches(lim.tag_pattern, key):
+        return f"tag keys are 1-{lim.tag_key_max} letters, digits, spaces or _.:/=+-@"
+    if key.lower().startswith(RESERVED_TAG_PREFIXES):
+        return ("keys starting with aws: belong to AWS and training-platform: to the platform, "
+                "which tags every job with its workload, environment and execution; pick another key")
+    if not isinstance(value, str) or len(value) > lim.tag_value_max or not matches(lim.tag_pattern, value):
+        return (f"tag values are text of at most {lim.tag_value_max} letters, digits, spaces "
+                f"or _.:/=+-@, not {describe(value)} (quote it; '' for an empty value)")
+    return None
 
 
 def read_metrics(r: Reader) -> tuple[Metric, ...] | None:

@@ -161,7 +161,7 @@ def test_the_run_stops_a_job_still_pending_long_after_max_pending_time(pending) 
     first = run.fake.calls[0]["TrainingJobName"]
     assert run.fake.stop_calls == [first]
     assert run.fake.poll_waits[:61] == [LOOK_SECONDS] * 61
-    assert pending.spec.capacity_window_polls == (45 + poll.BACKSTOP_MINUTES)
+    assert pending.spec.waiting.window_looks == (45 + poll.BACKSTOP_MINUTES)
 
 
 # sm-spot: max_wait 2 hours. The wait for spot capacity is SageMaker's to bound: the run never stops a spot job for
