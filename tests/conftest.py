@@ -37,7 +37,7 @@ def synthesized_app(tmp_path_factory: pytest.TempPathFactory):
 # The longest test files first: pytest-xdist (scripts/test.sh: `-n auto --dist loadfile`) hands out whole files in
 # collection order, so a long file collected last would run alone at the end while the other worker idles.
 _LONGEST_FIRST = ("tests/trainer/test_training.py", "tests/platform/test_checks.py", "tests/trainer/test_local.py",
-                  "tests/compiler/state_machine/test_execution.py", "tests/compiler/test_sdk_parity.py",
+                  "tests/compiler/state_machine/test_execution.py", "tests/compiler/compilation/test_sdk_parity.py",
                   "tests/cli/review/test_review.py")
 
 

@@ -71,3 +71,14 @@ def test_a_fact_importing_the_pipeline_breaks_the_compiler_layers(tmp_path: Path
     assert result.returncode == 1, result.stdout + result.stderr
     assert "The compiler's layers" in result.stdout and "BROKEN" in result.stdout
     assert "compiler.facts.shortcut -> compiler.pipeline" in result.stdout
+
+
+def test_the_compiler_tests_mirror_its_layers() -> None:
+    """tests/compiler/<layer>/ for each of the compiler's layer packages, and no test folder without its package: a
+    test of the rules sits beside the rules' other tests (the pipeline's own tests stay at the top)."""
+    root = PROJECT.root
+    layers = {p.name for p in (root / "compiler").iterdir() if (p / "__init__.py").is_file()}
+    folders = {p.name for p in (root / "tests" / "compiler").iterdir() if (p / "__init__.py").is_file()}
+    assert folders == layers
+    top = {p.name for p in (root / "tests" / "compiler").glob("test_*.py")}
+    assert top == {"test_pipeline_once.py", "test_properties.py"}

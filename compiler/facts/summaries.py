@@ -8,7 +8,7 @@
 
 The readers take data another revision or a failed run may have written, so every field may be missing: a reader
 reads the attributes of `RunSummary.of(...)` or `WorkloadSummary.of(...)`, None where a field is missing. The
-tests hold the writers to these names (tests/compiler/test_summaries.py).
+tests hold the writers to these names (tests/compiler/facts/test_summaries.py).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ resolves them, without importing it.
 JSON (`sagemaker/image_uri_config/*.json`, read through `compiler.sdk.sdk_rules`), so this module reads that catalog and
 mirrors the SDK's logic around it: `sagemaker.image_uris.get_training_image_uri` and `retrieve` (what an estimator's
 `training_image_uri()` calls), quirks included, with the SDK's `compiler_config` (Training Compiler) and JumpStart
-paths left out. tests/compiler/test_framework_images.py proves both give the same URI, or both fail, across the catalog.
+paths left out. tests/compiler/sdk/test_framework_images.py proves both give the same URI, or both fail, across the catalog.
 """
 
 from __future__ import annotations

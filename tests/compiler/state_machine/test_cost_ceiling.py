@@ -26,7 +26,7 @@ CEILING = {
     "name": "sm-ceiling", **PYTORCH, "instance_type": "ml.g5.2xlarge", "instance_count": 1, "max_instance_count": 2,
     "max_run": 3600, "checkpoints": True, "max_run_cost_usd": 3.045, "hyperparameters": {"max_steps": 100},
     "capacity_retry": {"max_attempts": 3, "wait_seconds": 60, "fallback_instance_types": ["ml.g5.4xlarge"]},
-    "environments": {"dev": {}},  # us-east-1's prices; prod's region has none (tests/compiler/test_cost_ceiling.py)
+    "environments": {"dev": {}},  # us-east-1's prices; prod's region has none (tests/compiler/rules/test_cost_ceiling.py)
 }
 CAPACITY = sage.capacity_error().reason
 

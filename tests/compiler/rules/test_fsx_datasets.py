@@ -100,7 +100,7 @@ def test_another_directory_is_refused(make, path) -> None:
 
 @pytest.mark.parametrize("path", ["/", "/..", "/demo/../trainer"])
 def test_the_root_and_dot_dot_are_left_to_the_path_rule(make, path) -> None:
-    assert problems(make, path) == []  # paths.fsx_channels_stay_in_bounds refuses them (tests/compiler/test_paths.py)
+    assert problems(make, path) == []  # paths.fsx_channels_stay_in_bounds refuses them (tests/compiler/rules/test_paths.py)
 
 
 def test_an_environment_without_a_file_system_is_left_to_its_own_rule(make) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from compiler.rules import registry
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 DOC = (ROOT / "docs" / "security.md").read_text()
 
 
@@ -29,7 +29,7 @@ def test_every_test_the_page_names_exists() -> None:
 
 def test_every_test_file_the_page_names_exists() -> None:
     files = set(re.findall(r"`(tests/[a-z_/]+\.py)`", DOC))
-    assert {"tests/compiler/test_paths.py", "tests/platform/test_job_security_groups.py"} <= files
+    assert {"tests/compiler/rules/test_paths.py", "tests/platform/test_job_security_groups.py"} <= files
     assert [f for f in files if not (ROOT / f).is_file()] == []
 
 

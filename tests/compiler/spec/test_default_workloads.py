@@ -10,7 +10,7 @@ import pytest
 from compiler.errors import SpecError
 from compiler.inputs.environments import parse_environments
 from compiler.spec import load_workload, load_workloads
-from tests.compiler.test_environment_overrides import BASE, project
+from tests.compiler.spec.test_environment_overrides import BASE, project
 
 STAGING = {"account": "333333333333", "region": "us-east-2", "availability_zone": "us-east-2a"}
 EVERYWHERE = {**BASE, "name": "everywhere"}  # no environments: block

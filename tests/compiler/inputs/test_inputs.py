@@ -11,7 +11,7 @@ import pytest
 
 from compiler.errors import SpecError
 from tests import sdk_reference as sdk
-from tests.compiler.test_sdk_parity import DEV, accepted, compiled
+from tests.compiler.compilation.test_sdk_parity import DEV, accepted, compiled
 
 
 @pytest.fixture(scope="module")

@@ -421,7 +421,7 @@ def test_processes_per_host_of_a_disabled_mpi_is_not_held_to_the_gpus(make, reje
 
 
 def test_a_single_location_as_inputs_is_the_channel_fit_makes_of_it(make):
-    """fit("s3://...") names its one channel training (tests/compiler/test_inputs.py runs the real SDK's fit())."""
+    """fit("s3://...") names its one channel training (tests/compiler/inputs/test_inputs.py runs the real SDK's fit())."""
     [channel] = make(inputs="s3://my-datasets/train/").inputs
     assert (channel.name, channel.s3_data) == ("training", "s3://my-datasets/train/")
 

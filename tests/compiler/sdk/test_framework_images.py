@@ -31,7 +31,7 @@ from compiler.sdk.framework_images import ImageNotFound, training_image_uri
 
 os.environ.setdefault("SAGEMAKER_SUPPRESS_V2_WARNING", "1")
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 REGION = "us-west-2"
 UNKNOWN_REGION = "xx-nowhere-1"
 Case = dict[str, Any]

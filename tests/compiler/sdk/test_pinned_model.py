@@ -15,7 +15,7 @@ import botocore
 from botocore.loaders import Loader
 from botocore.model import ServiceModel
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _pin(package: str, file: str) -> str:

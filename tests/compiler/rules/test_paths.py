@@ -46,7 +46,7 @@ def test_dot_dot_segments_are_refused(rejects, path) -> None:
 @pytest.mark.parametrize("path", ["/d", "/datasets/gpt-tokens", "/./datasets/x", "/datasets/./x/", "/other-workload/out"])
 def test_a_directory_below_the_root_may_be_read(make, path) -> None:
     # this rule bounds the root and writes; which directories a workload reads is its environment's to say
-    # (cdk.json fsx.datasets, compiler/rules/fsx_datasets.py; tests/compiler/test_fsx_datasets.py)
+    # (cdk.json fsx.datasets, compiler/rules/fsx_datasets.py; tests/compiler/rules/test_fsx_datasets.py)
     accepted(make, inputs=fsx(path, "ro"))
 
 

@@ -2,7 +2,7 @@
 off only with a reason, and never with secrets.
 
 The base spec (tests/compiler/conftest.py) is a two-node torchrun job named `demo` with a source_dir. Request
-equality with the real SDK, isolated by default, is tests/compiler/test_sdk_parity.py's (sdk_reference passes
+equality with the real SDK, isolated by default, is tests/compiler/compilation/test_sdk_parity.py's (sdk_reference passes
 enable_network_isolation=True where the spec leaves it to the platform).
 """
 

@@ -37,7 +37,7 @@ def test_what_names_a_program(dockerfile: str, names: bool) -> None:
 
 
 def test_the_shipped_image_names_none() -> None:
-    assert names_a_program((Path(__file__).resolve().parents[2] / "training" / "Dockerfile").read_text()) is False
+    assert names_a_program((Path(__file__).resolve().parents[3] / "training" / "Dockerfile").read_text()) is False
 
 
 def _load(root: Path) -> None:

@@ -1,6 +1,6 @@
 """The service model's Java patterns, translated for `regex`: each kind of escape and character, as text.
 
-tests/compiler/test_service_model.py checks what the translated patterns match; these pin the translation of each
+tests/compiler/sdk/test_service_model.py checks what the translated patterns match; these pin the translation of each
 case `java_pattern_to_python` tells apart (surrogate pairs and lone halves, POSIX and Unicode properties,
 characters inside and outside classes, escapes cut short), so a rewrite of it cannot drift.
 """
