@@ -12,7 +12,7 @@ computed twice.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -223,9 +223,13 @@ def project_images(project: Project, envs: Mapping[str, Environment]) -> dict[st
     return image_builds(project, sorted({e.region for e in envs.values()}))
 
 
-def compile_project(project: Project, *, directory: Path | None = None) -> Compiled:
+def compile_project(project: Project, *, directory: Path | None = None, only: Iterable[str] | None = None) -> Compiled:
     """Every workload of the project, checked and compiled for every environment; raises one SpecError with every
-    problem (what validate prints and what stops synth)."""
+    problem (what validate prints and what stops synth).
+
+    `only`: the environments to compile (`cdk synth` of some stages, preflight of one); every spec is still loaded
+    and checked against every environment, since its `environments` block and schedule may name any of them.
+    """
     envs = project.environments()
     inputs = Findings("")
     rules.check_inputs(InputsView(environments=envs, context=project.context()), inputs)
@@ -240,7 +244,8 @@ def compile_project(project: Project, *, directory: Path | None = None) -> Compi
     loaded = load_workloads(project, envs, directory, images=images)
     compiled = Compiled(project=project, environments=envs, images=images, loaded=loaded)
     bundles = _Bundles(project.root)
-    for env in envs.values():
+    wanted = set(envs) if only is None else set(only)
+    for env in (e for e in envs.values() if e.name in wanted):
         results = [compile_workload(w, env, images, bundles) for w in loaded.workloads(env.name)]
         workloads = sorted((result for result, _ in results), key=lambda c: c.name)
         compiled.plans[env.name] = EnvironmentPlan(

@@ -63,7 +63,7 @@ def build_app(project: Project, *, outdir: str | None = None, only: Iterable[str
     are built from each environment's plan. `builtin_validation=False` turns off the CDK's own CloudFormation
     validation plugin (several seconds per synth), for callers that lint the templates themselves.
     """
-    compiled = compile_project(project)
+    compiled = compile_project(project, only=only)
     envs, images = compiled.environments, compiled.images
     app = cdk.App(context=dict(project.context() if context is None else context), outdir=outdir,
                   builtin_cloud_formation_validation=builtin_validation)

@@ -90,3 +90,13 @@ def test_a_credential_in_the_compiled_request_stops_the_pipeline() -> None:
     assert [p.field for p in problems if "looks like a secret" in p.message] == ["hyperparameters.api_key"]
     _, clean = compile_workload(workload, env, set(), _Bundles(PROJECT.root))
     assert not [p for p in clean if "looks like" in p.message]
+
+
+def test_compiling_one_environment_compiles_only_its_workloads_and_checks_every_spec() -> None:
+    with counted(request.compile_request, lambda workload, env, **_: env.name) as calls:
+        compiled = compile_project(PROJECT, only=["dev"])
+    assert set(compiled.plans) == {"dev"} and set(calls) == {"dev"}
+    assert compiled.workloads("prod") == []
+    # every spec is still loaded for every environment: its `environments` block and schedule may name any of them
+    assert set(compiled.loaded.by_environment) == {"dev", "prod"}
+    assert [c.name for c in compiled.workloads("dev")] == [w.name for w in loaded().workloads("dev")]

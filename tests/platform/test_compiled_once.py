@@ -1,6 +1,6 @@
 """The CDK layer builds from the pipeline's plan and computes none of it again (issues 24 and 33): no request compiled,
-no image resolved, no definition built, no deploy-time names found, no summary written, no code bundle scanned and no
-shard sized after `compile_project`."""
+no image resolved, no definition built, no deploy-time names found, no summary or schedule facts written, no code
+bundle scanned and no shard sized after `compile_project`."""
 
 from __future__ import annotations
 
@@ -27,11 +27,11 @@ def _without_none(value: Any) -> Any:
 def test_building_the_app_recomputes_nothing_the_pipeline_compiled(monkeypatch: pytest.MonkeyPatch,
                                                                     tmp_path) -> None:
     compiled = compile_project(PROJECT)
-    monkeypatch.setattr(app_module, "compile_project", lambda project: compiled)
+    monkeypatch.setattr(app_module, "compile_project", lambda project, only=None: compiled)
     watched = [request.compile_request, images.image_uri, images.framework_image, sm.build_definition,
                sm.definition_string, sm.deploy_time_names, describe.workload_summary, sourcedir.scan,
                stack_layout.shard_template_bytes, stack_layout.shard_of, schedules.layout_bytes,
-               images.pulled_repositories]
+               schedules.describe_schedule, images.pulled_repositories]
     with ExitStack() as stack:
         calls = {f.__name__: stack.enter_context(counted(f, lambda *args, **kwargs: "call")) for f in watched}
         platform = app_module.build_app(PROJECT, outdir=str(tmp_path), builtin_validation=False)
