@@ -255,8 +255,9 @@ def test_persistent_2_links_each_dataset_and_nothing_else(synth: Synth) -> None:
 def test_prods_associations_are_created_one_at_a_time_in_name_order(synth: Synth) -> None:
     """FSx fails concurrent CreateDataRepositoryAssociation calls on one file system (hashicorp/terraform-provider-aws
     #24678) and CloudFormation runs what nothing orders in parallel ("DependsOn attribute"): on the first deploy prod's
-    associations would be created together and fail, and the rollback would delete the new file system. Each depends
-    on the one before it by dataset name, so they are created one after another and deleted in the reverse order."""
+    associations would be created together and fail, and the rollback would leave the new file system behind
+    (retained). Each depends on the one before it by dataset name, so they are created one after another and deleted
+    in the reverse order."""
     associations = synth.resources("prod", "Storage", "AWS::FSx::DataRepositoryAssociation")
     by_path = {a["Properties"]["FileSystemPath"]: (logical_id, a) for logical_id, a in associations.items()}
     assert sorted(by_path) == ["/datasets/gpt-tokens", "/datasets/smoke"]  # cdk.json's prod datasets, by name
