@@ -8,7 +8,7 @@
 - runs: what every job shares (training_jobs.py), each workload's roles, state machine and failed-runs alarm
   (workload.py), its schedule (schedule.py), the dashboards and the capacity alarm (monitoring.py), the monthly
   budget (budget.py);
-- logs: the groups AWS services create for themselves (service_log_group.py, service_names.py), the provider
+- logs: the names AWS services create for themselves, which no stack may own (service_names.py), the provider
   functions' own groups (function_logs.py), retention (retention.py);
 - rules: synth-time guards (guards.py, rule_descriptions.py), cdk-nag and checkov acknowledgments with their
   reasons (nag.py, checkov.py), trust conditions on the CDK's own roles (trust.py).

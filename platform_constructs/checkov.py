@@ -9,11 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 import aws_cdk as cdk
-from aws_cdk import custom_resources as cr
 
 _KEY = "checkov"
-# The id of the stack's one AwsCustomResource function (a SingletonFunction: "AWS" + its uuid without dashes).
-_AWS_CUSTOM_RESOURCE_FUNCTION = "AWS" + cr.AwsCustomResource.PROVIDER_FUNCTION_UUID.replace("-", "")
 
 
 def acknowledge_check(resource: cdk.CfnResource, check_id: str, reason: str) -> None:
@@ -27,7 +24,7 @@ def acknowledge_check(resource: cdk.CfnResource, check_id: str, reason: str) -> 
     resource.add_metadata(_KEY, metadata)
 
 
-# The Lambda functions the CDK (its providers and AwsCustomResource) and cdk-ecr-deployment bring for custom
+# The Lambda functions the CDK (its providers) and cdk-ecr-deployment bring for custom
 # resources: CloudFormation invokes them during a deploy, once per resource change, and reads their answer.
 CUSTOM_RESOURCE_FUNCTION_REASONS = {
     "CKV_AWS_115": "A custom-resource handler CloudFormation invokes once per resource change; a reserved concurrency "
@@ -44,15 +41,15 @@ def acknowledge_custom_resource_functions(stack: cdk.Stack) -> None:
     """Acknowledge the checks above on the stack's custom-resource handler functions, and on no other function.
 
     The handlers are singletons among the stack's own children: the CDK's providers
-    (`Custom::<Name>CustomResourceProvider`, whose `Handler` is the function), the AwsCustomResource function
-    (`AWS<uuid>`, used by platform_constructs/service_log_group.py) and cdk-ecr-deployment's function
-    (`Custom::CDKECRDeployment<uuid>`).
+    (`Custom::<Name>CustomResourceProvider`, whose `Handler` is the function) and cdk-ecr-deployment's function
+    (`Custom::CDKECRDeployment<uuid>`). The app has no AwsCustomResource: nothing it deploys acts on what its stacks
+    do not hold (docs/teardown.md).
     """
     for child in stack.node.children:
         name = child.node.id
         if name.endswith("CustomResourceProvider"):
             handler = child.node.try_find_child("Handler")
-        elif name.startswith("Custom::CDKECRDeployment") or name == _AWS_CUSTOM_RESOURCE_FUNCTION:
+        elif name.startswith("Custom::CDKECRDeployment"):
             handler = child.node.default_child
         else:
             continue

@@ -5,7 +5,8 @@ A spec's paths are the same in every environment: `/datasets/<name>/<key>` for t
 
 - PERSISTENT_2: one data repository association per dataset of the environment (cdk.json `fsx.datasets`),
   `/datasets/<name>` <-> `s3://<data bucket>/datasets/<name>/`, import only, so the file system holds only what is
-  meant for it. FSx takes at most 8 per file system (FSx API reference, CreateDataRepositoryAssociation).
+  meant for it. FSx takes at most 8 per file system (FSx API reference, CreateDataRepositoryAssociation), and
+  creates them one at a time: each depends on the one before it in name order.
 - SCRATCH_1, SCRATCH_2, PERSISTENT_1: the file system's ImportPath, the whole bucket at the root, as before. FSx
   takes no association beside an ImportPath, and ImportPath cannot change without replacing the file system (and
   the workload stacks that import its id), so these keep it; what a spec may read is bounded by the rule, not the
@@ -24,7 +25,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from compiler.inputs.environments import FsxSettings
+from compiler.inputs.environments import FsxDataset, FsxSettings
 from platform_constructs import guards
 from platform_constructs.checkov import acknowledge_check
 
@@ -109,11 +110,30 @@ class TrainingFileSystem(Construct):
                     "Statement FsxLustreLinkedBucket: FSx's service-linked role for the S3 link is named after the "
                     "file system's id, which does not exist when the key policy is written, so the principal is '*' "
                     "narrowed by aws:PrincipalArn to that role's name pattern and aws:PrincipalAccount to this account."))
-        self.data_repository_associations: dict[str, fsx.CfnDataRepositoryAssociation] = {}
-        for dataset in datasets:
-            assert data_bucket is not None
+        self.data_repository_associations = (
+            self._link_datasets(datasets, data_bucket) if data_bucket is not None else {})
+
+        cdk.CfnOutput(self, "MountName", value=self.mount_name,
+                      description="Lustre mount name: FileSystemDataSource DirectoryPath starts with /<MountName>")
+        guards.add_guard(self, lambda: guards.single_zone_problems(
+            {"training subnets": training_subnets, "file system": [subnet]},
+        ))
+        # Each workload's job group checks its own rules with the file system (TrainingNetwork.job_security_group);
+        # here the file servers' rules, and a job group passed in.
+        guards.add_guard(self, lambda: guards.lustre_rule_problems(job_security_group, security_group))
+
+    def _link_datasets(self, datasets: list[FsxDataset], data_bucket: s3.IBucket,
+                       ) -> dict[str, fsx.CfnDataRepositoryAssociation]:
+        """One import-only association per dataset, created one at a time in name order: FSx fails concurrent
+        CreateDataRepositoryAssociation calls on one file system (hashicorp/terraform-provider-aws#24678), and
+        CloudFormation creates (and deletes) resources that do not depend on each other in parallel. A dataset added
+        or removed moves one DependsOn only, which updates nothing (aws/aws-cdk#21496); every association keeps its
+        logical ID and its place in the order."""
+        associations: dict[str, fsx.CfnDataRepositoryAssociation] = {}
+        previous: fsx.CfnDataRepositoryAssociation | None = None
+        for dataset in sorted(datasets, key=lambda d: d.name):
             # Import only (no AutoExportPolicy): what a job writes on the file system never reaches the dataset.
-            self.data_repository_associations[dataset.name] = fsx.CfnDataRepositoryAssociation(
+            association = fsx.CfnDataRepositoryAssociation(
                 self, f"Dataset-{dataset.name}", file_system_id=self.file_system_id,
                 file_system_path=dataset.file_system_path,
                 data_repository_path=f"s3://{data_bucket.bucket_name}/{dataset.key_prefix}",
@@ -124,12 +144,7 @@ class TrainingFileSystem(Construct):
                     ),
                 ),
             )
-
-        cdk.CfnOutput(self, "MountName", value=self.mount_name,
-                      description="Lustre mount name: FileSystemDataSource DirectoryPath starts with /<MountName>")
-        guards.add_guard(self, lambda: guards.single_zone_problems(
-            {"training subnets": training_subnets, "file system": [subnet]},
-        ))
-        # Each workload's job group checks its own rules with the file system (TrainingNetwork.job_security_group);
-        # here the file servers' rules, and a job group passed in.
-        guards.add_guard(self, lambda: guards.lustre_rule_problems(job_security_group, security_group))
+            if previous is not None:
+                association.add_resource_dependency(previous)
+            associations[dataset.name] = previous = association
+        return associations

@@ -14,10 +14,3 @@ _BY_DAYS = dict(zip(LOG_RETENTION_DAYS, [m for m in logs.RetentionDays if m.name
 def retention(days: int) -> logs.RetentionDays:
     return _BY_DAYS[days]
 
-
-def days_of(period: logs.RetentionDays) -> int:
-    """The days of a finite retention period (the number CloudWatch Logs' PutRetentionPolicy takes)."""
-    for days, member in _BY_DAYS.items():
-        if member == period:
-            return days
-    raise ValueError(f"{period} is not a finite CloudWatch Logs retention period")

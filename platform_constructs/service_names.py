@@ -32,8 +32,8 @@ class ServiceName:
     fix: str
 
 
-_LOG_GROUP_FIX = ("apply retention and key without owning the group: platform_constructs.service_log_group."
-                  "ServiceLogGroup")
+_LOG_GROUP_FIX = ("leave the group to the service and, in an account other teams share, its retention and key to the "
+                  "account (docs/teardown.md); write your own logs to a group of your own name")
 
 SERVICE_CREATED_NAMES: tuple[ServiceName, ...] = (
     ServiceName("AWS::Logs::LogGroup", "LogGroupName", "/aws/sagemaker/*", "SageMaker",

@@ -1,5 +1,5 @@
 """What every training job of an environment needs, whatever its workload: the parts of its role AWS cannot scope
-to one workload, and the log group SageMaker writes to.
+to one workload.
 
 Why each statement exists (SageMaker developer guide, "CreateTrainingJob API: execution role permissions" and "Give
 SageMaker training jobs access to resources in your VPC"): log in to ECR, create and clean up the job's network
@@ -8,11 +8,13 @@ wildcard AWS requires each sit in a managed policy of their own, so each cdk-nag
 statement. Writing log streams is not here: each workload's role may write only its own jobs' streams
 (`platform_constructs/workload.py`), which the stall watchdog reads as the job's own word on its progress.
 
-The log group `/aws/sagemaker/TrainingJobs` (one per account and region, named by SageMaker) is SageMaker's, not the
-stack's: SageMaker creates it on an account's first training job, so CloudFormation must never own it (a stack that
-did would fail in any account that has trained before, and delete every team's logs when it went). `ServiceLogGroup`
-creates it when missing and applies the environment's key and retention, and leaves it in place on delete; the roles
-may write their jobs' streams but not create groups.
+The log group `/aws/sagemaker/TrainingJobs` (one per account and region, named by SageMaker) is SageMaker's, and
+every team's of the account: SageMaker creates it on the account's first training job and writes every job's logs
+there, other teams' included. The platform neither owns it nor sets anything on it, no key and no retention
+(docs/teardown.md, "SageMaker's log group"): a key of an environment would leave every team's logs unreadable once
+that environment's destroy deleted it (CloudWatch Logs API reference, AssociateKmsKey and DisassociateKmsKey), and
+a retention of one environment would shorten every team's logs. The roles may list and write their jobs' streams,
+never create or configure the group.
 """
 
 from __future__ import annotations
@@ -22,14 +24,10 @@ from collections.abc import Sequence
 import aws_cdk as cdk
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
-from aws_cdk import aws_kms as kms
-from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from compiler.inputs.environments import TRAINING_LOG_GROUP
 from platform_constructs.nag import acknowledge_required_wildcards
-from platform_constructs.retention import days_of
-from platform_constructs.service_log_group import ServiceLogGroup
 
 METRIC_NAMESPACES = "/aws/sagemaker/*"
 
@@ -61,22 +59,13 @@ def training_log_group_arns(stack: cdk.Stack) -> list[str]:
 
 
 class TrainingJobsAccess(Construct):
-    """The shared managed policies of every execution role in the environment, and the training log group.
-
-    Exposes `policies` (every workload's execution role takes them), `log_group` (by name: the stack does
-    not own it) and `log_group_settings` (depend on it for anything that needs the group to exist). `removal_policy`
-    applies to the settings function's own log group; SageMaker's group is never deleted.
-    """
+    """The shared managed policies of every execution role in the environment (`policies`: every workload's
+    execution role takes them). Nothing here touches SageMaker's log group but these statements."""
 
     def __init__(self, scope: Construct, construct_id: str, *, vpc: ec2.IVpc, subnets: Sequence[ec2.ISubnet],
-                 security_groups: Sequence[ec2.ISecurityGroup], key: kms.IKey, retention: logs.RetentionDays,
-                 removal_policy: cdk.RemovalPolicy) -> None:
+                 security_groups: Sequence[ec2.ISecurityGroup]) -> None:
         super().__init__(scope, construct_id)
         stack = cdk.Stack.of(self)
-        self.log_group_settings = ServiceLogGroup(self, "TrainingLogs", log_group_name=TRAINING_LOG_GROUP,
-                                                  retention_days=days_of(retention), encryption_key=key,
-                                                  handler_log_retention=retention, removal_policy=removal_policy)
-        self.log_group: logs.ILogGroup = self.log_group_settings.log_group
         interface = stack.format_arn(service="ec2", resource="network-interface", resource_name="*")
         statements = {
             "EcrLogin": iam.PolicyStatement(sid="EcrLogin", actions=["ecr:GetAuthorizationToken"], resources=["*"]),

@@ -83,8 +83,7 @@ class PlatformStage(cdk.Stage):
         key = self.storage_stack.storage.key
         self.registry_stack = RegistryStack(self, "Registry", settings=settings, key=key, images=images,
                                             removal_policy=removal, **common)
-        self.access_stack = AccessStack(self, "Access", settings=settings, network=network, key=key,
-                                        removal_policy=removal, **common)
+        self.access_stack = AccessStack(self, "Access", settings=settings, network=network, **common)
         self.platform = PlatformResources(
             env=settings, project_root=project_root, removal_policy=removal, key=key, network=network,
             storage=self.storage_stack.storage, file_system=self.storage_stack.file_system,

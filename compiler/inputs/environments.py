@@ -146,8 +146,8 @@ class Environment:
         return f"availability-zones:account={self.account}:region={self.region}"
 
 
-# SageMaker's log group for training jobs: one per account and region, created by SageMaker (the Access stack applies the
-# environment's retention and key without owning it: platform_constructs/service_log_group.py).
+# SageMaker's log group for training jobs: one per account and region, created by SageMaker and shared by every team
+# there; the platform sets nothing on it, no key and no retention (platform_constructs/training_jobs.py).
 TRAINING_LOG_GROUP = "/aws/sagemaker/TrainingJobs"
 
 _KNOWN_KEYS = {
@@ -386,16 +386,20 @@ def parse_environments(raw: Any, source: str = "cdk.json", firewall: Any = None)
 
 
 def _one_environment_per_account_and_region(envs: Mapping[str, Environment], findings: Findings) -> None:
-    """SageMaker writes every job's logs to one log group per account and region, which an environment's stacks create
-    with its key and retention: two environments there would both create it, and the second deploy would fail."""
+    """A training job's name is `<base_job_name>-<run id>-<attempt>` and its log streams in SageMaker's one log group
+    of the account and region are named after it: nothing in either says which environment ran it. Each environment's
+    roles are held to their workloads' jobs and streams by those names, so two environments in one account and region
+    would reach each other's jobs (stop them, write their progress). (They would agree on the log group itself: no
+    environment sets anything on it.)"""
     seen: dict[tuple[str, str], str] = {}
     for env in envs.values():
         first = seen.setdefault((env.account, env.region), env.name)
         if first != env.name:
             findings.problem(f"{env.name}.region", f"environments {first} and {env.name} both deploy to account "
-                             f"{env.account} in {env.region}, where SageMaker writes every job's logs to the one log "
-                             f"group {TRAINING_LOG_GROUP} that each environment creates; give {env.name} its own "
-                             "account or region")
+                             f"{env.account} in {env.region}: training job names (and their log streams in "
+                             f"{TRAINING_LOG_GROUP}) carry the workload's base_job_name but not the environment, so the "
+                             f"roles of each, scoped by those names, would reach the other's jobs; give {env.name} its "
+                             "own account or region")
 
 
 def read_environments(cdk_json: Path) -> dict[str, Environment]:

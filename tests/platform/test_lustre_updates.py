@@ -57,3 +57,49 @@ def test_a_file_system_created_linked_to_s3_asks_for_no_tag_copies_to_backups() 
     (resource,) = assertions.Template.from_stack(stack).find_resources("AWS::FSx::FileSystem").values()
     config = resource["Properties"]["LustreConfiguration"]
     assert "ImportPath" in config and "CopyTagsToBackups" not in config
+
+
+def _associations(*names: str) -> dict[str, dict[str, Any]]:
+    """The associations of a PERSISTENT_2 file system with these datasets, by logical ID."""
+    from aws_cdk import aws_s3 as s3
+
+    from compiler.inputs.environments import FsxDataset
+
+    _app, stack = tiny_stack()
+    network = TrainingNetwork(stack, "Net", availability_zone="us-east-1a", training_subnet_mask=25)
+    settings = FsxSettings(deployment_type="PERSISTENT_2", storage_capacity_gib=2400, per_unit_storage_throughput=250,
+                           datasets={n: FsxDataset(n, frozenset({"reader"})) for n in names})
+    file_system(stack, network, settings=settings, data_bucket=s3.Bucket(stack, "Data"))
+    return assertions.Template.from_stack(stack).find_resources("AWS::FSx::DataRepositoryAssociation")
+
+
+def _chain(associations: dict[str, dict[str, Any]]) -> list[str]:
+    """The datasets in the order CloudFormation must create them: each after the one its DependsOn names."""
+    path = {k: v["Properties"]["FileSystemPath"].rsplit("/", 1)[-1] for k, v in associations.items()}
+    after = {k: v.get("DependsOn", []) for k, v in associations.items()}
+    (first,) = [k for k, d in after.items() if not d]
+    order = [first]
+    while nexts := [k for k, d in after.items() if d == [order[-1]]]:
+        (following,) = nexts
+        order.append(following)
+    assert len(order) == len(associations), after  # one chain: no two created at the same time
+    return [path[k] for k in order]
+
+
+def test_associations_are_created_one_at_a_time_and_a_dataset_added_or_removed_disturbs_no_other() -> None:
+    """Adding or removing a dataset keeps every other association's logical ID, properties and place in the order;
+    only the DependsOn of the one after it moves, and a DependsOn change alone updates nothing (aws/aws-cdk#21496:
+    CloudFormation's UpdateStack does nothing for it). The order is by name, whatever order cdk.json lists them in."""
+    before = _associations("web-text", "code", "books")
+    assert _chain(before) == ["books", "code", "web-text"]
+    for names, expected in ((("web-text", "code", "books", "images"), ["books", "code", "images", "web-text"]),
+                            (("web-text", "books"), ["books", "web-text"]),
+                            (("web-text", "code", "books", "a-first"), ["a-first", "books", "code", "web-text"])):
+        after = _associations(*names)
+        assert _chain(after) == expected
+        kept = set(before) & set(after)
+        assert {after[k]["Properties"]["FileSystemPath"] for k in kept} == {f"/datasets/{n}" for n in names} & {
+            before[k]["Properties"]["FileSystemPath"] for k in before}
+        assert all(after[k]["Properties"] == before[k]["Properties"] for k in kept)
+        moved = [k for k in kept if after[k].get("DependsOn") != before[k].get("DependsOn")]
+        assert len(moved) <= 1, moved

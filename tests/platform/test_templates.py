@@ -11,6 +11,7 @@ from tests.platform.conftest import Synth
 
 pytestmark = pytest.mark.synth
 ENVS = ("dev", "prod")
+ACCOUNTS = {"dev": ("111111111111", "us-east-1"), "prod": ("222222222222", "us-west-2")}  # cdk.json
 LUSTRE_PORTS = [988, *range(1018, 1024)]
 
 
@@ -251,6 +252,20 @@ def test_persistent_2_links_each_dataset_and_nothing_else(synth: Synth) -> None:
     }
 
 
+def test_prods_associations_are_created_one_at_a_time_in_name_order(synth: Synth) -> None:
+    """FSx fails concurrent CreateDataRepositoryAssociation calls on one file system (hashicorp/terraform-provider-aws
+    #24678) and CloudFormation runs what nothing orders in parallel ("DependsOn attribute"): on the first deploy prod's
+    associations would be created together and fail, and the rollback would leave the new file system behind
+    (retained). Each depends on the one before it by dataset name, so they are created one after another and deleted
+    in the reverse order."""
+    associations = synth.resources("prod", "Storage", "AWS::FSx::DataRepositoryAssociation")
+    by_path = {a["Properties"]["FileSystemPath"]: (logical_id, a) for logical_id, a in associations.items()}
+    assert sorted(by_path) == ["/datasets/gpt-tokens", "/datasets/smoke"]  # cdk.json's prod datasets, by name
+    (first_id, first), (_, second) = by_path["/datasets/gpt-tokens"], by_path["/datasets/smoke"]
+    assert "DependsOn" not in first
+    assert second.get("DependsOn") == [first_id]
+
+
 def test_scratch_2_keeps_its_import_path(synth: Synth) -> None:
     """dev (SCRATCH_2) keeps the whole-bucket ImportPath it was created with: changing it would replace the file
     system and every workload stack that imports its id. The specs' reads are bounded by the rule instead."""
@@ -290,6 +305,29 @@ def test_retention_follows_the_environment(synth: Synth, env: str) -> None:
 
 
 @pytest.mark.parametrize("env", ENVS)
+def test_the_environment_key_lets_cloudwatch_logs_of_this_account_and_region_use_it(synth: Synth, env: str) -> None:
+    """The log groups the stacks own with the environment key (the image copy function's, the provider functions'):
+    CloudWatch Logs uses a customer key only if its policy lets logs.<region>.amazonaws.com, with the encryption
+    context naming the group (CloudWatch Logs user guide, "Encrypt log data in CloudWatch Logs using AWS KMS")."""
+    from fnmatch import fnmatchcase
+
+    account, region = ACCOUNTS[env]
+    _, key = only(synth.resources(env, "Storage", "AWS::KMS::Key"))
+    group_arn = f"arn:aws:logs:{region}:{account}:log-group:{env}-Registry-ImageCopierLogsE531B6D4-AbC123"
+    allowed = []
+    for statement in key["Properties"]["KeyPolicy"]["Statement"]:
+        if statement.get("Principal") != {"Service": f"logs.{region}.amazonaws.com"}:
+            continue
+        pattern = statement["Condition"]["ArnLike"]["kms:EncryptionContext:aws:logs:arn"]
+        pattern = json.loads(json.dumps(pattern).replace('{"Ref": "AWS::Partition"}', '"aws"'))
+        if isinstance(pattern, dict):
+            pattern = "".join(pattern["Fn::Join"][1])
+        if fnmatchcase(group_arn, pattern) and not fnmatchcase(group_arn.replace(account, "999999999999"), pattern):
+            allowed.extend(statement["Action"])
+    assert {"kms:Encrypt", "kms:Decrypt", "kms:GenerateDataKey"} <= set(allowed)
+
+
+@pytest.mark.parametrize("env", ENVS)
 def test_shared_job_policies_hold_one_statement_each_and_no_group_creation(synth: Synth, env: str) -> None:
     policies = synth.resources(env, "Access", "AWS::IAM::ManagedPolicy")
     statements = {}
@@ -303,7 +341,11 @@ def test_shared_job_policies_hold_one_statement_each_and_no_group_creation(synth
     assert "logs:PutLogEvents" not in json.dumps(statements) and "logs:CreateLogStream" not in json.dumps(statements)
     assert statements["PutTrainingMetrics"]["Condition"] == {"StringLike": {"cloudwatch:namespace": "/aws/sagemaker/*"}}
     assert "ec2:Vpc" in statements["ManageJobInterfaces"]["Condition"]["ArnEquals"]
-    # execution roles are per workload; the one role here is the log-group settings function's
-    roles = synth.resources(env, "Access", "AWS::IAM::Role").values()
-    assert [s["Principal"] for r in roles for s in r["Properties"]["AssumeRolePolicyDocument"]["Statement"]] == [
-        {"Service": "lambda.amazonaws.com"}]
+    # IAM names a log group as log-group:NAME and, for most actions, log-group:NAME:* (CloudWatch Logs user guide,
+    # "Overview of managing access permissions"): both, for SageMaker's group only.
+    account, region = ACCOUNTS[env]
+    group_arn = f"arn:aws:logs:{region}:{account}:log-group:/aws/sagemaker/TrainingJobs"
+    assert statements["ListTrainingLogs"]["Action"] == "logs:DescribeLogStreams"
+    assert sorted(statements["ListTrainingLogs"]["Resource"]) == [group_arn, f"{group_arn}:*"]
+    # Nothing else: execution roles are per workload, and no function sets anything on SageMaker's log group.
+    assert {r["Type"] for r in synth.template(env, "Access")["Resources"].values()} == {"AWS::IAM::ManagedPolicy"}

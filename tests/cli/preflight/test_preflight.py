@@ -536,17 +536,45 @@ def test_a_stack_that_failed_to_delete_fails(session: StubbedSession, cdk_out: P
 def test_the_sagemaker_log_group_missing_is_fine(session: StubbedSession, cdk_out: Path) -> None:
     log_groups(session, "/aws/sagemaker/TrainingJobs", "/aws/sagemaker/TrainingJobsOther")
     assert existing.sagemaker_log_group(context(session, cdk_out)) == [
-        Result("sagemaker-log-group", PASS, "/aws/sagemaker/TrainingJobs does not exist yet: the Access stack creates "
-               "it with dev's retention and key, and never deletes it")]
+        Result("sagemaker-log-group", PASS, "/aws/sagemaker/TrainingJobs does not exist yet: SageMaker creates it at "
+               "the account's first training job; the platform sets nothing on it")]
 
 
-def test_the_sagemaker_log_group_existing_is_adopted(session: StubbedSession, cdk_out: Path) -> None:
+def test_the_sagemaker_log_group_with_the_accounts_own_key_is_left_alone(session: StubbedSession,
+                                                                        cdk_out: Path) -> None:
+    """A key no stack of the environment holds (the account's own, or another stack's) is the account's choice."""
     log_groups(session, "/aws/sagemaker/TrainingJobs", "/aws/sagemaker/TrainingJobs", retentionInDays=30,
+               kmsKeyId="arn:aws:kms:us-east-1:111111111111:key/1234abcd-12ab-34cd-56ef-1234567890ab")
+    owned(session, "/aws/sagemaker/TrainingJobs", None)
+    owned(session, "1234abcd-12ab-34cd-56ef-1234567890ab", "security-baseline")
+    assert existing.sagemaker_log_group(context(session, cdk_out)) == [
+        Result("sagemaker-log-group", PASS, "/aws/sagemaker/TrainingJobs exists (30-day retention, a KMS key): the "
+               "account's settings, which the platform leaves as they are")]
+
+
+def test_the_sagemaker_log_group_under_the_environments_key_fails_naming_the_command(session: StubbedSession,
+                                                                                     cdk_out: Path) -> None:
+    """An Access stack from before issue 34 associated dev's key of its Storage stack: dev's destroy would delete it
+    and leave every team's logs written meanwhile unreadable (CloudWatch Logs API reference, AssociateKmsKey)."""
+    log_groups(session, "/aws/sagemaker/TrainingJobs", "/aws/sagemaker/TrainingJobs", retentionInDays=30,
+               kmsKeyId="arn:aws:kms:us-east-1:111111111111:key/1234abcd-12ab-34cd-56ef-1234567890ab")
+    owned(session, "/aws/sagemaker/TrainingJobs", None)
+    owned(session, "1234abcd-12ab-34cd-56ef-1234567890ab", "dev-Storage")
+    assert existing.sagemaker_log_group(context(session, cdk_out)) == [
+        Result("sagemaker-log-group", FAIL, "/aws/sagemaker/TrainingJobs, every team's training logs of the account, "
+               "is encrypted with dev's key of stack dev-Storage (set before issue 34), which a destroy of dev would "
+               "take away: `aws logs disassociate-kms-key --log-group-name /aws/sagemaker/TrainingJobs`, and keep the "
+               "key until the events it encrypted expire (docs/teardown.md)")]
+
+
+def test_a_key_of_no_stack_is_the_accounts(session: StubbedSession, cdk_out: Path) -> None:
+    log_groups(session, "/aws/sagemaker/TrainingJobs", "/aws/sagemaker/TrainingJobs",
                kmsKeyId="arn:aws:kms:us-east-1:111111111111:key/k")
     owned(session, "/aws/sagemaker/TrainingJobs", None)
-    assert existing.sagemaker_log_group(context(session, cdk_out)) == [
-        Result("sagemaker-log-group", PASS, "/aws/sagemaker/TrainingJobs exists (30-day retention, a KMS key): nothing "
-               "to do, the Access stack sets dev's retention and key on it without owning it")]
+    owned(session, "k", None)
+    (row,) = existing.sagemaker_log_group(context(session, cdk_out))
+    assert row == Result("sagemaker-log-group", PASS, "/aws/sagemaker/TrainingJobs exists (no retention (never "
+                         "expires), a KMS key): the account's settings, which the platform leaves as they are")
 
 
 def test_a_sagemaker_log_group_an_old_access_stack_owns_is_noted(session: StubbedSession, cdk_out: Path) -> None:
@@ -579,7 +607,7 @@ def test_the_sagemaker_log_group_against_moto(aws: None, cdk_out: Path) -> None:
             logs.delete_retention_policy(logGroupName=group)
     session.verify()
     assert row == Result("sagemaker-log-group", PASS, "/aws/sagemaker/TrainingJobs exists (30-day retention, no KMS "
-                         "key): nothing to do, the Access stack sets dev's retention and key on it without owning it")
+                         "key): the account's settings, which the platform leaves as they are")
 
 
 # ------------------------------------------------------------------------------------------------------ docker

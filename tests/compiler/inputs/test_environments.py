@@ -64,6 +64,30 @@ def test_production_must_retain():
     assert "must retain its data" in _broken("prod", removal_policy="destroy")
 
 
+@pytest.mark.parametrize(("account", "region", "refused"), [
+    ("111111111111", "us-east-1", True),  # dev's account and region
+    ("111111111111", "us-west-2", False),  # dev's account, another region
+    ("333333333333", "us-east-1", False),  # dev's region, another account
+])
+def test_a_second_environment_in_one_account_and_region_is_refused_naming_why(account, region, refused):
+    """Training job names (and their log streams in /aws/sagemaker/TrainingJobs) carry no environment, and each
+    environment's roles are held to their jobs by those names (platform_constructs/workload.py)."""
+    raw = copy.deepcopy(SHIPPED)
+    raw["staging"] = copy.deepcopy(raw["dev"]) | {"account": account, "region": region,
+                                                 "availability_zone": f"{region}a", "vpc_cidr": "10.40.0.0/16"}
+    if not refused:
+        assert set(parse_environments(raw)) == {"dev", "prod", "staging"}
+        return
+    with pytest.raises(SpecError) as info:
+        parse_environments(raw)
+    (problem,) = info.value.problems
+    assert problem.field == "staging.region"
+    assert problem.message == (
+        "environments dev and staging both deploy to account 111111111111 in us-east-1: training job names (and their "
+        "log streams in /aws/sagemaker/TrainingJobs) carry the workload's base_job_name but not the environment, so the "
+        "roles of each, scoped by those names, would reach the other's jobs; give staging its own account or region")
+
+
 def test_fsx_capacity_steps():
     assert "multiple of 2400" in _broken("prod", fsx={"deployment_type": "PERSISTENT_2", "storage_capacity_gib": 3000,
                                                       "per_unit_storage_throughput": 250})

@@ -1,5 +1,5 @@
 """What already exists that a stack would create: fixed-name resources left by an earlier deploy (CloudFormation
-cannot create a named resource that exists) and SageMaker's own log group, which the platform adopts."""
+cannot create a named resource that exists), and SageMaker's own log group, which the platform leaves to the account."""
 
 from __future__ import annotations
 
@@ -154,22 +154,44 @@ def _group_settings(group: dict[str, Any]) -> str:
     return f"{days}, {key}"
 
 
+def _environment_key(ctx: Context, key_arn: str) -> str | None:
+    """The stack of this environment that holds the group's key, None when none does (CloudFormation knows a key by
+    its id, the ARN's last part)."""
+    stack = owner(ctx, key_arn.rsplit("/", 1)[-1])
+    if stack is None:
+        return None
+    return stack if stack in {s.stack_name for s in templates.stacks(ctx.cdk_out, ctx.env.name)} else None
+
+
 def sagemaker_log_group(ctx: Context) -> list[Result]:
-    """SageMaker's own log group: the Access stack sets the environment's retention and key on it without owning it,
-    so it existing is normal; only an Access stack from before that design, which owned it, needs a note."""
+    """SageMaker's own log group, every team's of the account and region: the platform sets nothing on it
+    (docs/teardown.md). It fails only while the group still carries a key of this environment's stacks (associated by
+    an Access stack from before issue 34), which the environment's destroy would take from every team's logs."""
     name = "sagemaker-log-group"
     groups = ctx.aws.client("logs").describe_log_groups(logGroupNamePrefix=SAGEMAKER_LOG_GROUP).get("logGroups", [])
     group = next((g for g in groups if g.get("logGroupName") == SAGEMAKER_LOG_GROUP), None)
     if group is None:
-        return [Result(name, PASS, f"{SAGEMAKER_LOG_GROUP} does not exist yet: the Access stack creates it with "
-                       f"{ctx.env.name}'s retention and key, and never deletes it")]
+        return [Result(name, PASS, f"{SAGEMAKER_LOG_GROUP} does not exist yet: SageMaker creates it at the account's "
+                       "first training job; the platform sets nothing on it")]
     stack = owner(ctx, SAGEMAKER_LOG_GROUP)
     if stack is not None:
         return [Result(name, PASS, f"{SAGEMAKER_LOG_GROUP} is owned by stack {stack} (deployed before the Access stack "
-                       "stopped owning it): with removal_policy destroy the next deploy deletes it; re-create it then "
-                       "as README \"Deploy\" says")]
-    return [Result(name, PASS, f"{SAGEMAKER_LOG_GROUP} exists ({_group_settings(group)}): nothing to do, the Access "
-                   f"stack sets {ctx.env.name}'s retention and key on it without owning it")]
+                       "stopped owning it): with removal_policy destroy the next deploy deletes it, with its logs; "
+                       "SageMaker creates it again at the next training job (README \"Deploy\")")]
+    key = group.get("kmsKeyId")
+    if key:
+        try:
+            key_stack = _environment_key(ctx, key)
+        except templates.NoAssembly as error:
+            return [Result(name, FAIL, f"{error}, so preflight knows whether the group's key is {ctx.env.name}'s")]
+        if key_stack is not None:
+            return [Result(name, FAIL, f"{SAGEMAKER_LOG_GROUP}, every team's training logs of the account, is encrypted "
+                           f"with {ctx.env.name}'s key of stack {key_stack} (set before issue 34), which a destroy of "
+                           f"{ctx.env.name} would take away: `aws logs disassociate-kms-key --log-group-name "
+                           f"{SAGEMAKER_LOG_GROUP}`, and keep the key until the events it encrypted expire "
+                           "(docs/teardown.md)")]
+    return [Result(name, PASS, f"{SAGEMAKER_LOG_GROUP} exists ({_group_settings(group)}): the account's settings, which "
+                   "the platform leaves as they are")]
 
 
 def _stack_problem(ctx: Context, name: str, status: str) -> str | None:
