@@ -3,7 +3,7 @@
 A spec's paths are the same in every environment: `/datasets/<name>/<key>` for the object
 `s3://<data bucket>/datasets/<name>/<key>`, whichever way the file system is linked:
 
-- PERSISTENT_2: one data repository association per dataset of the environment (cdk.json `fsx.datasets`),
+- PERSISTENT_2: one data repository association per dataset of the environment (cdk.json `datasets`),
   `/datasets/<name>` <-> `s3://<data bucket>/datasets/<name>/`, import only, so the file system holds only what is
   meant for it. FSx takes at most 8 per file system (FSx API reference, CreateDataRepositoryAssociation).
 - SCRATCH_1, SCRATCH_2, PERSISTENT_1: the file system's ImportPath, the whole bucket at the root, as before. FSx
@@ -16,6 +16,9 @@ Which workloads read a dataset is checked on the specs (compiler/rules/fsx_datas
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
+
 import aws_cdk as cdk
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_fsx as fsx
@@ -25,10 +28,12 @@ from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from compiler.inputs.environments import FsxSettings
+from compiler.inputs.grants import Dataset
 from platform_constructs import guards
 from platform_constructs.checkov import acknowledge_check
 
 PERSISTENT_TYPES = ("PERSISTENT_1", "PERSISTENT_2")
+NO_DATASETS: Mapping[str, Dataset] = MappingProxyType({})
 FSX_S3_ROLE = "aws-service-role/s3.data-source.lustre.fsx.amazonaws.com/AWSServiceRoleForFSxS3Access_*"
 
 
@@ -36,7 +41,7 @@ class TrainingFileSystem(Construct):
     """A Lustre file system for training jobs.
 
     Exposes `file_system`, `file_system_id`, `mount_name`, `connections` and `data_repository_associations` (one
-    per dataset of `settings`, linked to `data_bucket`).
+    per dataset of `datasets` on PERSISTENT_2, linked to `data_bucket`).
     """
 
     def __init__(
@@ -53,13 +58,14 @@ class TrainingFileSystem(Construct):
         data_bucket: s3.IBucket | None = None,
         removal_policy: cdk.RemovalPolicy = cdk.RemovalPolicy.RETAIN,
         job_security_group: ec2.ISecurityGroup | None = None,
+        datasets: Mapping[str, Dataset] = NO_DATASETS,
     ) -> None:
         super().__init__(scope, construct_id)
         kind = settings.deployment_type
         persistent = kind in PERSISTENT_TYPES
         by_association = data_bucket is not None and kind == "PERSISTENT_2"
         link_by_import_path = data_bucket is not None and not by_association
-        datasets = sorted(settings.datasets.values(), key=lambda d: d.name) if by_association else []
+        datasets_linked = sorted(datasets.values(), key=lambda d: d.name) if by_association else []
         backups = settings.automatic_backup_retention_days
         config = fsx.LustreConfiguration(
             deployment_type=fsx.LustreDeploymentType[kind],
@@ -90,7 +96,7 @@ class TrainingFileSystem(Construct):
         self.mount_name = self.file_system.mount_name
         self.subnet = subnet
 
-        if data_bucket is not None and (datasets or link_by_import_path):
+        if data_bucket is not None and (datasets_linked or link_by_import_path):
             # FSx reads and writes the linked bucket through a service-linked role named after the file system;
             # the bucket's customer-managed key must let that role use it (FSx user guide, "S3 data repositories").
             kms_key.add_to_resource_policy(iam.PolicyStatement(
@@ -110,7 +116,7 @@ class TrainingFileSystem(Construct):
                     "file system's id, which does not exist when the key policy is written, so the principal is '*' "
                     "narrowed by aws:PrincipalArn to that role's name pattern and aws:PrincipalAccount to this account."))
         self.data_repository_associations: dict[str, fsx.CfnDataRepositoryAssociation] = {}
-        for dataset in datasets:
+        for dataset in datasets_linked:
             assert data_bucket is not None
             # Import only (no AutoExportPolicy): what a job writes on the file system never reaches the dataset.
             self.data_repository_associations[dataset.name] = fsx.CfnDataRepositoryAssociation(
