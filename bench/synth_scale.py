@@ -2,7 +2,7 @@
 
 Each size runs in a fresh subprocess (a fresh jsii/Node kernel) that writes a temporary project (this project's
 cdk.json, cached lookups and training code, and that many workload specs: copies of the shipped ones under new
-names, each added to the readers of the FSx datasets its template reads in cdk.json, as `fsx.datasets` requires),
+names, each added to the readers of the datasets its template reads in cdk.json, as `datasets` requires),
 synthesizes its `dev` stage with `stacks.app.build_app` (what `cdk synth` runs) and reports:
 
 - wall time of the whole synth process (Python start, imports, compile, synth, cdk-nag);
@@ -30,7 +30,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from compiler.inputs.environments import CONTEXT_KEY, DATASETS_DIRECTORY, DEFAULT_WORKLOAD_SHARDS  # noqa: E402
+from compiler.inputs.environments import CONTEXT_KEY, DEFAULT_WORKLOAD_SHARDS  # noqa: E402
+from compiler.inputs.grants import DATASETS_DIRECTORY  # noqa: E402
 
 
 def _peak_kib(pid: str) -> int:
@@ -61,19 +62,19 @@ def _descendants(pid: str = "self") -> list[str]:
 
 
 def dataset_reads(raw: object) -> set[str]:
-    """The FSx datasets a spec's channels read (`directory_path: /datasets/<name>...`, in the base or an environment)."""
+    """The datasets a spec's channels read (`datasets/<name>/...` of the data bucket, `/datasets/<name>...` on FSx, in
+    the base or an environment)."""
+    if isinstance(raw, str):
+        return {raw.lstrip("/").split("/")[1]} if raw.lstrip("/").startswith(f"{DATASETS_DIRECTORY}/") else set()
     if isinstance(raw, dict):
-        path = raw.get("directory_path")
-        found = {path.strip("/").split("/")[1]} if isinstance(path, str) and path.strip("/").startswith(
-            f"{DATASETS_DIRECTORY}/") else set()
-        return found.union(*(dataset_reads(v) for v in raw.values()))
+        return set().union(*(dataset_reads(v) for v in raw.values()))
     if isinstance(raw, list):
         return set().union(*(dataset_reads(v) for v in raw))
     return set()
 
 
 def generate(count: int, target: Path) -> dict[str, list[str]]:
-    """`count` specs named w0000-<template>..., cycling through the shipped workloads; returns, per FSx dataset, the
+    """`count` specs named w0000-<template>..., cycling through the shipped workloads; returns, per dataset, the
     generated workloads that read it (cdk.json must name them among its readers, as it names the shipped ones)."""
     import yaml
 
@@ -106,7 +107,7 @@ def project(count: int, root: Path) -> Path:
     for env in environments.values():  # synth checks every environment, though it synthesizes dev only
         env["workload_shards"] = shards_for(count)
         # each copy reads the datasets its template reads, as a declared reader
-        declared = (env.get("fsx") or {}).get("datasets", {})
+        declared = env.get("datasets", {})
         for dataset, names in readers.items():
             if dataset in declared:
                 declared[dataset]["readers"] = [*declared[dataset].get("readers", []), *names]

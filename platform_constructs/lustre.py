@@ -3,7 +3,7 @@
 A spec's paths are the same in every environment: `/datasets/<name>/<key>` for the object
 `s3://<data bucket>/datasets/<name>/<key>`, whichever way the file system is linked:
 
-- PERSISTENT_2: one data repository association per dataset of the environment (cdk.json `fsx.datasets`),
+- PERSISTENT_2: one data repository association per dataset of the environment (cdk.json `datasets`),
   `/datasets/<name>` <-> `s3://<data bucket>/datasets/<name>/`, import only, so the file system holds only what is
   meant for it. FSx takes at most 8 per file system (FSx API reference, CreateDataRepositoryAssociation), and
   creates them one at a time: each depends on the one before it in name order.
@@ -17,6 +17,9 @@ Which workloads read a dataset is checked on the specs (compiler/rules/fsx_datas
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
+
 import aws_cdk as cdk
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_fsx as fsx
@@ -25,11 +28,13 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from compiler.inputs.environments import FsxDataset, FsxSettings
+from compiler.inputs.environments import FsxSettings
+from compiler.inputs.grants import Dataset
 from platform_constructs import guards
 from platform_constructs.checkov import acknowledge_check
 
 PERSISTENT_TYPES = ("PERSISTENT_1", "PERSISTENT_2")
+NO_DATASETS: Mapping[str, Dataset] = MappingProxyType({})
 FSX_S3_ROLE = "aws-service-role/s3.data-source.lustre.fsx.amazonaws.com/AWSServiceRoleForFSxS3Access_*"
 
 
@@ -37,7 +42,7 @@ class TrainingFileSystem(Construct):
     """A Lustre file system for training jobs.
 
     Exposes `file_system`, `file_system_id`, `mount_name`, `connections` and `data_repository_associations` (one
-    per dataset of `settings`, linked to `data_bucket`).
+    per dataset of `datasets` on PERSISTENT_2, linked to `data_bucket`).
     """
 
     def __init__(
@@ -54,13 +59,14 @@ class TrainingFileSystem(Construct):
         data_bucket: s3.IBucket | None = None,
         removal_policy: cdk.RemovalPolicy = cdk.RemovalPolicy.RETAIN,
         job_security_group: ec2.ISecurityGroup | None = None,
+        datasets: Mapping[str, Dataset] = NO_DATASETS,
     ) -> None:
         super().__init__(scope, construct_id)
         kind = settings.deployment_type
         persistent = kind in PERSISTENT_TYPES
         by_association = data_bucket is not None and kind == "PERSISTENT_2"
         link_by_import_path = data_bucket is not None and not by_association
-        datasets = sorted(settings.datasets.values(), key=lambda d: d.name) if by_association else []
+        datasets_linked = sorted(datasets.values(), key=lambda d: d.name) if by_association else []
         backups = settings.automatic_backup_retention_days
         config = fsx.LustreConfiguration(
             deployment_type=fsx.LustreDeploymentType[kind],
@@ -91,7 +97,7 @@ class TrainingFileSystem(Construct):
         self.mount_name = self.file_system.mount_name
         self.subnet = subnet
 
-        if data_bucket is not None and (datasets or link_by_import_path):
+        if data_bucket is not None and (datasets_linked or link_by_import_path):
             # FSx reads and writes the linked bucket through a service-linked role named after the file system;
             # the bucket's customer-managed key must let that role use it (FSx user guide, "S3 data repositories").
             kms_key.add_to_resource_policy(iam.PolicyStatement(
@@ -111,7 +117,7 @@ class TrainingFileSystem(Construct):
                     "file system's id, which does not exist when the key policy is written, so the principal is '*' "
                     "narrowed by aws:PrincipalArn to that role's name pattern and aws:PrincipalAccount to this account."))
         self.data_repository_associations = (
-            self._link_datasets(datasets, data_bucket) if data_bucket is not None else {})
+            self._link_datasets(datasets_linked, data_bucket) if data_bucket is not None else {})
 
         cdk.CfnOutput(self, "MountName", value=self.mount_name,
                       description="Lustre mount name: FileSystemDataSource DirectoryPath starts with /<MountName>")
@@ -122,7 +128,7 @@ class TrainingFileSystem(Construct):
         # here the file servers' rules, and a job group passed in.
         guards.add_guard(self, lambda: guards.lustre_rule_problems(job_security_group, security_group))
 
-    def _link_datasets(self, datasets: list[FsxDataset], data_bucket: s3.IBucket,
+    def _link_datasets(self, datasets: list[Dataset], data_bucket: s3.IBucket,
                        ) -> dict[str, fsx.CfnDataRepositoryAssociation]:
         """One import-only association per dataset, created one at a time in name order: FSx fails concurrent
         CreateDataRepositoryAssociation calls on one file system (hashicorp/terraform-provider-aws#24678), and

@@ -30,7 +30,7 @@ class StorageStack(cdk.Stack):
             self.file_system = TrainingFileSystem(
                 self, "Lustre", settings=settings.fsx, vpc=network.vpc, subnet=network.training_subnet,
                 security_group=network.file_system_security_group, training_subnets=network.training_subnets, kms_key=key,
-                data_bucket=self.storage.data_bucket, removal_policy=removal_policy,
+                data_bucket=self.storage.data_bucket, removal_policy=removal_policy, datasets=settings.datasets,
             )
         # Emptying dev's buckets on delete: the CDK's provider function, logged with the key and retention.
         provider_functions_log_to_own_groups(self, key=key, retention=retention(settings.log_retention_days),

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import functools
+import json
 import shutil
 from pathlib import Path
 
-from compiler.inputs.environments import Environment
+from compiler.inputs.environments import CONTEXT_KEY, Environment
 from compiler.inputs.project import Project
 from compiler.spec import Loaded, load_workloads, workload_files
 
@@ -31,3 +32,14 @@ def project_copy(tmp_path: Path) -> Path:
     shutil.copytree(ROOT / "workloads", root / "workloads")
     shutil.copytree(ROOT / "training", root / "training", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     return root
+
+
+def add_reader(root: Path, workload: str, *datasets: str) -> None:
+    """In a copy's cdk.json, name `workload` among the readers of these datasets in every environment: what a team
+    adds for a new workload that reads them (cdk.json `<env>.datasets.<name>.readers`)."""
+    path = root / "cdk.json"
+    config = json.loads(path.read_text())
+    for env in config["context"][CONTEXT_KEY].values():
+        for name in datasets:
+            env["datasets"][name]["readers"].append(workload)
+    path.write_text(json.dumps(config, indent=2))

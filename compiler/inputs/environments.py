@@ -1,7 +1,8 @@
 """Deployment environments (dev, prod, ...) as declared in cdk.json, and the AZ lookups cached beside it.
 
 The CDK app, the CLI and the tests read environments only through this module, so one reading of cdk.json is
-the source of truth for account, region, Availability Zone, network size, storage, policies and the DNS firewall
+the source of truth for account, region, Availability Zone, network size, storage, what the environment grants its
+workloads by name (datasets, secrets, keys: compiler/inputs/grants.py), policies and the DNS firewall
 (`training-platform:environments`, `training-platform:dns-firewall`). Paths are
 given by the caller (see `compiler.inputs.project`); nothing here knows where the repository is.
 """
@@ -19,6 +20,7 @@ from typing import Any
 from compiler.errors import Problem, SpecError
 from compiler.inputs.dns_firewall import CONTEXT_KEY as FIREWALL_KEY
 from compiler.inputs.dns_firewall import DnsFirewallSettings, read_dns_firewall, unknown_environments
+from compiler.inputs.grants import Dataset, read_datasets, read_key_grants, read_secret_grants
 from compiler.inputs.reader import Findings, Reader
 
 CONTEXT_KEY = "training-platform:environments"
@@ -45,42 +47,21 @@ _AZ_ID = r"[a-z]{2,4}\d-az\d+"
 _NAME = r"[a-z][a-z0-9-]{0,15}"
 _BUCKET = r"(?!xn--)(?!.*-s3alias$)[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]"
 _PLAN_ARN = r"arn:aws[a-z-]*:sagemaker:[a-z0-9-]+:\d{12}:training-plan/[A-Za-z0-9-]+"
-# A dataset's name is a directory of the file system and an S3 prefix of the data bucket (compiler/rules/fsx_datasets.py).
-DATASETS_DIRECTORY = "datasets"
-_DATASET = r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?"
 # FSx for Lustre: at most 8 data repository associations per file system (FSx API reference,
-# CreateDataRepositoryAssociation). PERSISTENT_2 links one per dataset; the other types keep their whole-bucket
-# ImportPath (platform_constructs/lustre.py), and their datasets only say who may read what.
+# CreateDataRepositoryAssociation). PERSISTENT_2 links one per dataset (`datasets`, compiler/inputs/grants.py); the
+# other types keep their whole-bucket ImportPath (platform_constructs/lustre.py).
 MAX_FSX_DATASETS = 8
 
 
 @dataclass(frozen=True)
-class FsxDataset:
-    """A dataset on the file system: /datasets/<name>, linked to s3://<data bucket>/datasets/<name>/, and who reads it."""
-
-    name: str
-    readers: frozenset[str]
-
-    @property
-    def file_system_path(self) -> str:
-        return f"/{DATASETS_DIRECTORY}/{self.name}"
-
-    @property
-    def key_prefix(self) -> str:
-        """Its prefix in the data bucket (with the trailing '/', so dataset a's link never takes in ab's objects)."""
-        return f"{DATASETS_DIRECTORY}/{self.name}/"
-
-
-@dataclass(frozen=True)
 class FsxSettings:
-    """FSx for Lustre sizing for one environment, and the datasets linked to its data bucket."""
+    """FSx for Lustre sizing for one environment (which datasets it links: the environment's `datasets`)."""
 
     deployment_type: str
     storage_capacity_gib: int
     per_unit_storage_throughput: int | None = None
     data_compression_type: str | None = None
     automatic_backup_retention_days: int | None = None
-    datasets: Mapping[str, FsxDataset] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -108,6 +89,11 @@ class Environment:
     nat_gateway: bool = False
     removal_policy: str = "retain"
     fsx: FsxSettings | None = None
+    # What the environment grants its workloads by name (compiler/inputs/grants.py): the data bucket's datasets (over
+    # S3 and FSx), secrets (ARN -> readers) and customer keys (ARN -> users).
+    datasets: Mapping[str, Dataset] = field(default_factory=dict)
+    secrets: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    kms_keys: Mapping[str, frozenset[str]] = field(default_factory=dict)
     checkpoint_expiration_days: int = DEFAULT_CHECKPOINT_EXPIRATION_DAYS
     notification_emails: tuple[str, ...] = ()
     external_data_buckets: tuple[str, ...] = ()
@@ -154,7 +140,8 @@ _KNOWN_KEYS = {
     "account", "region", "availability_zone", "availability_zone_id", "production", "vpc_cidr",
     "training_subnet_mask", "nat_gateway", "removal_policy", "fsx", "checkpoint_expiration_days",
     "notification_emails", "external_data_buckets", "training_plans", "encrypt_inter_container_traffic",
-    "log_retention_days", "workload_shards", "default_workloads", "monthly_budget_usd",
+    "log_retention_days", "workload_shards", "default_workloads", "monthly_budget_usd", "datasets", "secrets",
+    "kms_keys",
 }
 _FSX_KEYS = {
     "deployment_type", "storage_capacity_gib", "per_unit_storage_throughput",
@@ -165,7 +152,7 @@ LOG_RETENTION_DAYS = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 
                       3288, 3653)
 
 
-def _fsx(reader: Reader) -> FsxSettings | None:
+def _fsx(reader: Reader, datasets: Mapping[str, Dataset]) -> FsxSettings | None:
     fsx = reader.child("fsx")
     if fsx is None:
         return None
@@ -185,7 +172,7 @@ def _fsx(reader: Reader) -> FsxSettings | None:
         fsx.problem("automatic_backup_retention_days", f"{kind} file systems cannot be backed up; use PERSISTENT_2 or "
                     "remove it")
     compression = fsx.string("data_compression_type", choices=("NONE", "LZ4"))
-    datasets = _datasets(fsx, str(kind))
+    _fsx_datasets(reader, fsx, str(kind), datasets)
     linked = "the whole data bucket (ImportPath)" if kind == "PERSISTENT_1" else (
         "each dataset (a data repository association)" if kind == "PERSISTENT_2" and datasets else None)
     if backups and linked:
@@ -193,40 +180,21 @@ def _fsx(reader: Reader) -> FsxSettings | None:
         # linked to an S3 data repository (CreateBackup in the API reference says the same).
         fsx.problem("automatic_backup_retention_days", f"FSx takes no backups of a file system linked to S3, and "
                     f"{kind} here is linked to {linked}; the data lives in the data bucket: set 0 (or remove it)"
-                    + (", or remove datasets" if kind == "PERSISTENT_2" else ""))
+                    + (f", or remove {reader.where('datasets')}" if kind == "PERSISTENT_2" else ""))
     return FsxSettings(deployment_type=str(kind), storage_capacity_gib=capacity or 0,
                        per_unit_storage_throughput=throughput if isinstance(throughput, int) else None,
-                       data_compression_type=compression, automatic_backup_retention_days=backups,
-                       datasets=datasets)
+                       data_compression_type=compression, automatic_backup_retention_days=backups)
 
 
-def _datasets(fsx: Reader, kind: str) -> dict[str, FsxDataset]:
-    """`datasets: {<name>: {readers: [<workload>, ...]}}`: who may read each; on PERSISTENT_2 also its own link."""
-    datasets = fsx.child("datasets")
-    if datasets is None:
-        return {}
-    if len(datasets.raw) > MAX_FSX_DATASETS:
-        fsx.problem("datasets", f"has {len(datasets.raw)} datasets; a file system takes at most {MAX_FSX_DATASETS} "
-                    "data repository associations: group them under fewer names, or use another environment")
-    found = {}
-    for name in datasets.raw:
-        if not re.fullmatch(_DATASET, str(name)):
-            datasets.problem(str(name), "a dataset's name is a directory of the file system (/datasets/<name>) and a "
-                             "prefix of the data bucket: 1-63 lowercase letters, digits or hyphens, starting and "
-                             "ending with a letter or digit")
-            continue
-        entry = datasets.child(str(name))
-        if entry is None:
-            if datasets.raw[name] is None:
-                datasets.problem(str(name), "must be a mapping with readers: [<workload name>, ...]")
-            continue
-        entry.unknown_keys({"readers"})
-        readers = entry.strings("readers", min_items=1, explain="the names of the workloads that may read it")
-        if readers is None and not entry.has("readers"):
-            entry.problem("readers", f"is required: the workloads that may mount /datasets/{name} (e.g. readers: "
-                          "[gpt-pretrain])")
-        found[str(name)] = FsxDataset(str(name), frozenset(readers or ()))
-    return found
+def _fsx_datasets(reader: Reader, fsx: Reader, kind: str, datasets: Mapping[str, Dataset]) -> None:
+    """The environment's datasets, as the file system links them: PERSISTENT_2 one association each, at most 8."""
+    if fsx.has("datasets"):
+        fsx.problem("datasets", "datasets are the environment's, read over S3 and FSx alike: move this block to "
+                    f"{reader.where('datasets')} ({{<name>: {{readers: [<workload>, ...]}}}})")
+    if kind == "PERSISTENT_2" and len(datasets) > MAX_FSX_DATASETS:
+        reader.problem("datasets", f"has {len(datasets)} datasets, and the PERSISTENT_2 file system links each by a "
+                       f"data repository association, at most {MAX_FSX_DATASETS} per file system: group them under "
+                       "fewer names, or use another environment")
 
 
 def _network(name: str, reader: Reader) -> tuple[str, int]:
@@ -345,11 +313,14 @@ def _one(name: str, reader: Reader) -> Environment:
     cidr, mask = _network(name, reader)
     retention = _log_retention_days(reader, production)
     budget = reader.number("monthly_budget_usd", low=MIN_BUDGET_USD, high=MAX_BUDGET_USD)
+    datasets = read_datasets(reader)
     return Environment(
         monthly_budget_usd=budget,
         name=name, account=account, region=region, availability_zone=az, availability_zone_id=az_id,
         production=production, vpc_cidr=cidr, training_subnet_mask=mask,
-        nat_gateway=bool(reader.boolean("nat_gateway", default=False)), removal_policy=removal, fsx=_fsx(reader),
+        nat_gateway=bool(reader.boolean("nat_gateway", default=False)), removal_policy=removal,
+        fsx=_fsx(reader, datasets), datasets=datasets, secrets=read_secret_grants(reader, account, region),
+        kms_keys=read_key_grants(reader, account, region),
         checkpoint_expiration_days=reader.integer("checkpoint_expiration_days", low=1,
                                                   default=DEFAULT_CHECKPOINT_EXPIRATION_DAYS),
         notification_emails=emails, external_data_buckets=buckets,

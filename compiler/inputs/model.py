@@ -273,6 +273,7 @@ class RunOptions:
     enable_sagemaker_metrics: bool | None = None
     enable_infra_check: bool | None = None
     enable_remote_debug: bool | None = None
+    remote_debug_reason: str | None = None
     enable_session_tag_chaining: bool | None = None
     training_repository_access_mode: str | None = None
     container_entry_point: tuple[str, ...] | None = None
@@ -384,6 +385,10 @@ class Workload:
     @property
     def enable_remote_debug(self) -> bool | None:
         return self.run.enable_remote_debug
+
+    @property
+    def remote_debug_reason(self) -> str | None:
+        return self.run.remote_debug_reason
 
     @property
     def enable_session_tag_chaining(self) -> bool | None:

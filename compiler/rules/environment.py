@@ -7,11 +7,10 @@ or the cdk.json setting to change.
 
 from __future__ import annotations
 
-import re
-
 from compiler.compilation import network
 from compiler.compilation.images import ecr_parts, framework_image
 from compiler.facts import catalog
+from compiler.facts.key_arns import KEY_ARN
 from compiler.inputs.environments import Environment
 from compiler.inputs.model import FrameworkImage, S3Channel, UriImage, Workload
 from compiler.inputs.reader import Findings
@@ -19,8 +18,6 @@ from compiler.rules.registry import environment_rule
 from compiler.sdk import sdk_rules
 from compiler.sdk.framework_images import ImageNotFound
 from compiler.sdk.limits import limits, matches
-
-_KEY_ARN = r"arn:aws[a-z-]*:kms:(?P<region>[a-z0-9-]+):(?P<account>\d{12}):key/(?:[0-9a-f-]{36}|mrk-[0-9a-f]{32})"
 
 
 @environment_rule
@@ -50,7 +47,7 @@ def keys_belong_to_the_environment(w: Workload, env: Environment, f: Findings) -
                        ("secrets_kms_key", w.secrets_kms_key)):
         if key is None:
             continue
-        match = re.fullmatch(_KEY_ARN, key)
+        match = KEY_ARN.fullmatch(key)
         if match is None:
             f.problem(field, "give the KMS key's ARN (arn:aws:kms:<region>:<account>:key/<id>), so the workload's role "
                       "can be allowed to use exactly that key; or remove it to use the environment's key")

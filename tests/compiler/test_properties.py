@@ -434,7 +434,7 @@ def test_every_spec_compiles_to_a_valid_request_or_fails_with_a_spec_error(
     {"name": "gpt", "entry_point": "train.py", "instance_type": "ml.g5.2xlarge", **IMAGES[0]},
     {"name": "gpt", "entry_point": "train.py", "instance_type": "ml.p4d.24xlarge", "instance_count": 2, **IMAGES[1],
      "distribution": {"smdistributed": {"dataparallel": {"enabled": True}}}, "use_spot_instances": True,
-     "max_wait": 90000, "checkpoints": True, "inputs": {"train": "data/", "fsx": {"directory_path": "/gpt/d"}}},
+     "max_wait": 90000, "checkpoints": True, "inputs": {"train": "gpt/data/", "fsx": {"directory_path": "/gpt"}}},
     {"name": "resnet", "entry_point": "train.py", "instance_type": "ml.p3.16xlarge", "instance_count": 2,
      **IMAGES[5], "distribution": {"mpi": {"enabled": True, "processes_per_host": 8}}},
     {"name": "bench", "image_uri": OWN_IMAGE, "instance_type": "ml.c5.xlarge", "hyperparameters": {"n": 2}},

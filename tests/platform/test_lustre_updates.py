@@ -63,13 +63,13 @@ def _associations(*names: str) -> dict[str, dict[str, Any]]:
     """The associations of a PERSISTENT_2 file system with these datasets, by logical ID."""
     from aws_cdk import aws_s3 as s3
 
-    from compiler.inputs.environments import FsxDataset
+    from compiler.inputs.grants import Dataset
 
     _app, stack = tiny_stack()
     network = TrainingNetwork(stack, "Net", availability_zone="us-east-1a", training_subnet_mask=25)
-    settings = FsxSettings(deployment_type="PERSISTENT_2", storage_capacity_gib=2400, per_unit_storage_throughput=250,
-                           datasets={n: FsxDataset(n, frozenset({"reader"})) for n in names})
-    file_system(stack, network, settings=settings, data_bucket=s3.Bucket(stack, "Data"))
+    settings = FsxSettings(deployment_type="PERSISTENT_2", storage_capacity_gib=2400, per_unit_storage_throughput=250)
+    file_system(stack, network, settings=settings, data_bucket=s3.Bucket(stack, "Data"),
+                datasets={n: Dataset(n, frozenset({"reader"})) for n in names})
     return assertions.Template.from_stack(stack).find_resources("AWS::FSx::DataRepositoryAssociation")
 
 

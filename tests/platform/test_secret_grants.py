@@ -1,6 +1,7 @@
 """A workload's `secrets:` are readable by its own execution role only, exactly those ARNs, and never in the template.
 
-Synthesizes a copy of the project with one more workload that names two secrets and their KMS key (dev only).
+Synthesizes a copy of the project with one more workload that names two secrets and their KMS key (dev only), which
+the copy's cdk.json grants it.
 """
 
 from __future__ import annotations
@@ -40,6 +41,12 @@ def templates(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, A
     tmp = tmp_path_factory.mktemp("secrets")
     root = project_copy(tmp)
     (root / "workloads" / "gpt-with-secrets.yaml").write_text(yaml.safe_dump(SPEC))
+    # dev grants the workload its secrets and their key (cdk.json, as compiler/rules/grants.py requires)
+    config = json.loads((root / "cdk.json").read_text())
+    dev = config["context"]["training-platform:environments"]["dev"]
+    dev["secrets"] = {arn: {"readers": ["gpt-with-secrets"]} for arn in SECRETS.values()}
+    dev["kms_keys"] = {KEY: {"users": ["gpt-with-secrets"]}}
+    (root / "cdk.json").write_text(json.dumps(config))
     app = build_app(Project(root), outdir=str(tmp / "out"), builtin_validation=False)
     app.synth()
     stage = app.stages["dev"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from trainctl.common.terminal import printable
+
 PASS, FAIL, SKIP = "pass", "fail", "skip"
 
 
@@ -18,10 +20,11 @@ class Result:
 
 
 def table(rows: Sequence[Result]) -> str:
-    """The Markdown table (a `|` in a detail is escaped so each row stays one row)."""
+    """The Markdown table (a `|` in a detail is escaped and a newline a space, so each row stays one row; a detail may
+    quote what a job wrote, so its control characters are escaped too)."""
     lines = ["| Check | Result | Detail / fix |", "| --- | --- | --- |"]
     for row in rows:
-        detail = row.detail.replace("|", "\\|").replace("\n", " ")
+        detail = printable(row.detail.replace("|", "\\|").replace("\n", " "), keep_layout=False)
         lines.append(f"| {row.check} | {row.status.upper()} | {detail} |")
     return "\n".join(lines)
 

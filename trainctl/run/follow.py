@@ -13,7 +13,10 @@ can come, bar CloudWatch ingestion delays), for at most `max(5 s, interval)` (a 
 end of the job or run everything left is printed in order. Lines that a metric definition of the job matches get
 the values SageMaker will record appended (`[metric train:loss=2.31]`).
 
-Standard output carries the log lines (pipe them, grep them); job status and the outcome go to standard error.
+Standard output carries the log lines (pipe them, grep them); job status and the outcome go to standard error. Both
+carry text the job wrote (its lines, its FailureReason, a run's cause), which may hold terminal escape sequences: each
+is printed through `trainctl.common.terminal.printable` (controls shown, never obeyed), a line of several lines as
+several lines, each with its host.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from trainctl.common.aws import Clients, aws_errors
 from trainctl.common.errors import problem
 from trainctl.common.money import money
 from trainctl.common.target import LOG_GROUP, Target
+from trainctl.common.terminal import printable
 from trainctl.run.durations import duration
 from trainctl.run.history import Launch, create_failure, history, launch_of
 from trainctl.run.resolve import RUNNING, describe
@@ -200,7 +204,8 @@ class Follower:
         self.tail = LogTail(clients, hold=max(HOLD_SECONDS, interval))
 
     def note(self, text: str) -> None:
-        print(text, file=self.err, flush=True)
+        """A line for standard error: job text in it (a FailureReason, a cause) is escaped."""
+        print(printable(text), file=self.err, flush=True)
 
     def poll(self, *, complete: bool = False) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """Print what is new. Returns the execution as it was first read, and its history.
@@ -285,7 +290,10 @@ class Follower:
 
     def _emit(self, watch: JobWatch, lines: list[LogLine]) -> None:
         for line in lines:
-            print(f"[{line.host}] {line.message}{watch.marks.mark(line.message)}", file=self.out)
+            parts = printable(line.message).split("\n")
+            parts[-1] += printable(watch.marks.mark(line.message), keep_layout=False)
+            for part in parts:
+                print(f"[{line.host}] {part}", file=self.out)
         self.out.flush()
 
     def outcome(self, described: dict[str, Any], events: list[dict[str, Any]]) -> int:

@@ -15,6 +15,7 @@ from trainctl.common.errors import problem
 from trainctl.common.lookup import project_of
 from trainctl.common.money import money
 from trainctl.common.target import Target, workload_target
+from trainctl.common.terminal import printable
 from trainctl.run.durations import duration, elapsed
 from trainctl.run.history import history, launches
 from trainctl.run.resolve import RUNNING, recent_executions
@@ -49,6 +50,8 @@ def _row(clients: Clients, target: Target, execution: dict[str, Any], now: datet
 
 
 def table(rows: list[list[str]], header: list[str]) -> str:
+    """Aligned columns; each cell escaped (a run's error and its jobs' text are the job's to write) and on one line."""
+    rows = [[printable(cell, keep_layout=False) for cell in row] for row in rows]
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip()
                      for r in [header, *rows])

@@ -58,7 +58,7 @@ def _fsx_row(o: Observed) -> Result:
                       "the channel for this environment in the smoke spec (workloads/platform-smoke*.yaml)")
     row = _host_row(o, "fsx-mount", "fsx_read", "read the seed on FSx for Lustre through the link to the data bucket",
                     "check the file system's security group admits the job's (Lustre ports 988, 1018-1023) and the "
-                    "auto-import of its dataset smoke (cdk.json fsx.datasets, /datasets/smoke)")
+                    "auto-import of its dataset smoke (cdk.json datasets, /datasets/smoke)")
     if row.status == PASS and job is not None:
         stale = [h for h in job.host_names if job.field_of(h, "fsx_read", "nonce") != o.nonce]
         if stale:  # the mount works; the import of the new seed from the bucket had not caught up yet

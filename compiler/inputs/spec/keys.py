@@ -57,6 +57,7 @@ PLATFORM_KEYS = {
                                     "false), which is on by default",
     "unencrypted_traffic_reason": "why this workload may run without inter-container traffic encryption where the "
                                   "environment requires it",
+    "remote_debug_reason": "why this workload's jobs take remote debugging sessions (enable_remote_debug: true)",
     "schedule": "when runs start by themselves: cron(...) or rate(...) as EventBridge Scheduler takes them, or "
                 "{expression, timezone, environments, input}; a start while a run goes on is skipped (AlreadyRunning)",
     "max_run_cost_usd": "the most a run may cost, in USD at list prices: a start whose worst case (max_run x "

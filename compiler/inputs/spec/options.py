@@ -195,6 +195,7 @@ def read_run(r: Reader) -> RunOptions:
         enable_sagemaker_metrics=r.boolean("enable_sagemaker_metrics"),
         enable_infra_check=r.boolean("enable_infra_check"),
         enable_remote_debug=r.boolean("enable_remote_debug"),
+        remote_debug_reason=r.string("remote_debug_reason", max_length=500),
         enable_session_tag_chaining=r.boolean("enable_session_tag_chaining"),
         training_repository_access_mode=access,
         container_entry_point=_command(r, "container_entry_point", "ContainerEntrypoint", lim.entrypoint_min,

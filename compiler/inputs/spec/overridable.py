@@ -26,8 +26,9 @@ OVERRIDABLE = frozenset({
     "secrets", "secrets_kms_key",
     # keys, traffic, observability
     "output_kms_key", "encrypt_inter_container_traffic", "unencrypted_traffic_reason", "container_log_level",
-    "concurrent_runs", "enable_remote_debug", "enable_infra_check", "metric_definitions", "enable_sagemaker_metrics",
-    "debugger_hook_config", "disable_profiler", "profiler_config", "tensorboard_output_config",
+    "concurrent_runs", "enable_remote_debug", "remote_debug_reason", "enable_infra_check", "metric_definitions",
+    "enable_sagemaker_metrics", "debugger_hook_config", "disable_profiler", "profiler_config",
+    "tensorboard_output_config",
 })
 
 # Merged key by key over the base's mapping; every other key replaces the base's value.

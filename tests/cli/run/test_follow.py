@@ -9,7 +9,8 @@ from tests.cli.cloud import expected_log
 from tests.cli.conftest import WORKLOAD, printed, sagemaker, wait_for_end
 from tests.compiler.state_machine.sagemaker_sync import Outcome, capacity_error, fails, installed
 from trainctl.common.aws import Clients
-from trainctl.run.follow import LogTail
+from trainctl.run.follow import Follower, JobWatch, LogLine, LogTail
+from trainctl.run.history import Launch
 
 JOB = re.compile(rf"{WORKLOAD}-[0-9a-f]{{12}}-\d")
 OOM = "AlgorithmError: ExecuteUserScriptError: RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB"
@@ -171,3 +172,32 @@ def test_lines_wait_for_every_host_then_come_in_time_order(aws, dev) -> None:
     assert [line.message for line in tail.poll(job, hosts=2, complete=False)] == ["b2"]  # held long enough
     fake.write_logs(job + "-2", {"algo-1": [(1, "c1")]})
     assert [line.message for line in tail.poll(job + "-2", hosts=2, complete=True)] == ["c1"]  # the job is over
+
+
+HOSTILE = "AlgorithmError: \x1b]0;owned\x07\x1b[2J\rRuntimeError: \u202eok"
+
+
+def test_a_hostile_failure_reason_is_shown_escaped_never_obeyed(cli, deployed) -> None:
+    """Probe (issue 35): a job's FailureReason (its code writes /opt/ml/output/failure) with an OSC title change, a
+    screen clear, a carriage return and a bidi override reaches stderr with each control escaped."""
+    fake = sagemaker(fails(HOSTILE))
+    with installed(fake):
+        result = cli("start", WORKLOAD, "--env", "dev", "--name", "follow-hostile", "--follow", "--interval", "0")
+    assert result.code == 1
+    [job] = [c["TrainingJobName"] for c in fake.created]
+    shown = "AlgorithmError: \\x1b]0;owned\\x07\\x1b[2J\\rRuntimeError: \\u202eok"
+    assert f"job {job}: Failed: {shown}" in result.err
+    assert f"run follow-hostile FAILED: TrainingJobFailed: {WORKLOAD} {job} Failed after 1 attempt(s): {shown}" \
+           in result.err
+    assert not any(c in result.err + result.out for c in "\x1b\x07\r\u202e")
+
+
+def test_a_log_line_of_several_lines_prints_each_with_its_host_and_escaped() -> None:
+    """A line may hold newlines (one CloudWatch event): each printed line carries the host that wrote it, so a forged
+    `[algo-2]` shows as algo-1's, and its controls are escaped."""
+    out = io.StringIO()
+    follower = Follower(None, None, "arn", interval=0, out=out, err=io.StringIO())  # type: ignore[arg-type]
+    watch = JobWatch(Launch("job-0", "ml.p4d.24xlarge", 2), attempt=1)
+    follower._emit(watch, [LogLine(1, "algo-1", "step 1\n[algo-2] all good\x1b[8m hidden\n\tdone")])
+    assert out.getvalue().splitlines() == ["[algo-1] step 1", "[algo-1] [algo-2] all good\\x1b[8m hidden",
+                                           "[algo-1] \tdone"]

@@ -23,7 +23,8 @@ from botocore.exceptions import ParamValidationError
 from compiler.compilation.request import TAG_ENVIRONMENT, TAG_WORKLOAD, compile_request
 from compiler.errors import SpecError
 from compiler.facts import placeholders
-from compiler.inputs.environments import Environment, FsxDataset
+from compiler.inputs.environments import Environment
+from compiler.inputs.grants import Dataset
 from compiler.inputs.model import Workload
 from compiler.inputs.reader import Findings
 from compiler.inputs.spec.keys import SDK_ARGUMENTS
@@ -38,18 +39,22 @@ VALUES = sdk.DEPLOY_VALUES
 values_for = sdk.deploy_values
 
 # dev, with the external buckets the cases read from allowed (an environment rule: inputs.<channel> and
-# model_uri may name only buckets the environment lets its roles read), and the FSx datasets they read declared with
-# their readers (another: an FSx channel reads a dataset that names its workload).
+# model_uri may name only buckets the environment lets its roles read), the datasets of its data bucket they read and
+# the keys they name declared (other rules: a workload reads a dataset, and uses a key, the environment grants it;
+# `accepted` grants each case's workload all of them: the cases are about the request, the grants have their tests in
+# tests/compiler/rules/).
 EXTERNAL_BUCKETS = ("my-datasets", "my-models")
 assert ENVIRONMENTS["dev"].fsx is not None
-FSX_DATASETS = {name: FsxDataset(name, frozenset({"gpt-inputs"})) for name in ("tokens", "csv")}
-DEV = dataclasses.replace(ENVIRONMENTS["dev"], external_data_buckets=EXTERNAL_BUCKETS,
-                          fsx=dataclasses.replace(ENVIRONMENTS["dev"].fsx, datasets=FSX_DATASETS))
+DATASETS = {name: Dataset(name, frozenset()) for name in ("tokens", "csv", "recordio", "tabular", "instructions",
+                                                          "vocab", "images", "x", "train")}
+_REGION, _ACCOUNT = ENVIRONMENTS["dev"].region, ENVIRONMENTS["dev"].account
+# Keys must be ARNs of the environment's account and region (another environment rule).
+DEV_KEY = f"arn:aws:kms:{_REGION}:{_ACCOUNT}:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+DEV_KEY_2 = f"arn:aws:kms:{_REGION}:{_ACCOUNT}:key/abcd1234-12ab-34cd-56ef-1234567890ab"
+DEV = dataclasses.replace(ENVIRONMENTS["dev"], external_data_buckets=EXTERNAL_BUCKETS, datasets=DATASETS,
+                          kms_keys={DEV_KEY: frozenset(), DEV_KEY_2: frozenset()})
 # An environment that encrypts traffic between training nodes unless a spec says otherwise (with a reason).
 ENCRYPTING = dataclasses.replace(DEV, name="secure", encrypt_inter_container_traffic=True)
-# Keys must be ARNs of the environment's account and region (another environment rule).
-DEV_KEY = f"arn:aws:kms:{DEV.region}:{DEV.account}:key/1234abcd-12ab-34cd-56ef-1234567890ab"
-DEV_KEY_2 = f"arn:aws:kms:{DEV.region}:{DEV.account}:key/abcd1234-12ab-34cd-56ef-1234567890ab"
 TRAINING_PLAN = f"arn:aws:sagemaker:{DEV.region}:{DEV.account}:training-plan/gpt-reserved-p5"
 HUB_CONTENT_ARN = f"arn:aws:sagemaker:{DEV.region}:aws:hub-content/SageMakerPublicHub/Model/meta-textgeneration-llama-3-8b/2.0.0"
 
@@ -428,7 +433,7 @@ FEATURE_CASES = [
     }),
     Case("network isolation with model_uri (inputs, then model, then code)", _spec(
         "gpt-isolated-model", **PYTORCH_2_3, instance_type="ml.g5.2xlarge", enable_network_isolation=True,
-        model_uri="models/gpt/", inputs={"train": "datasets/tokens/"},
+        model_uri="gpt-isolated-model/models/gpt/", inputs={"train": "datasets/tokens/"},
     )),
     Case("the environment's traffic encryption policy (multi-node)", _spec(
         "gpt-encrypted", **PYTORCH_2_3, instance_type="ml.p4d.24xlarge", instance_count=2, distribution=TORCHRUN,
@@ -501,8 +506,9 @@ FEATURE_CASES = [
     )),
     Case("enable_infra_check, enable_remote_debug, enable_session_tag_chaining", _spec(
         "gpt-switches", **PYTORCH_2_3, instance_type="ml.g5.2xlarge", enable_infra_check=True,
-        enable_remote_debug=True, enable_session_tag_chaining=True,
-    )),
+        enable_remote_debug=True, remote_debug_reason="a shell in a hung job to read its NCCL state",
+        enable_session_tag_chaining=True,
+    ), warns=("enable_remote_debug",)),
     Case("switches off explicitly", _spec(
         "gpt-switches-off", **PYTORCH_2_3, instance_type="ml.g5.2xlarge", enable_infra_check=False,
         enable_remote_debug=False, enable_session_tag_chaining=False, enable_network_isolation=False,
@@ -521,7 +527,7 @@ FEATURE_CASES = [
         model_channel_name="pretrained", inputs={"train": "datasets/tokens/"},
     )),
     Case("model_uri as a data-bucket prefix", _spec(
-        "gpt-finetune-prefix", **PYTORCH_2_3, instance_type="ml.g5.2xlarge", model_uri="models/gpt/",
+        "gpt-finetune-prefix", **PYTORCH_2_3, instance_type="ml.g5.2xlarge", model_uri="gpt-finetune-prefix/gpt/",
     )),
     Case("input_mode FastFile for the job", _spec(
         "gpt-fastfile", **PYTORCH_2_3, instance_type="ml.g5.2xlarge", input_mode="FastFile",
@@ -868,12 +874,21 @@ def reconcile(ours: dict[str, Any], theirs: dict[str, Any], spec: dict[str, Any]
 # ---------------------------------------------------------------------------------------------------------------
 
 
+def granting(env: Environment, workload: str) -> Environment:
+    """The environment with `workload` among the readers of each of its datasets and secrets and the users of its keys."""
+    return dataclasses.replace(
+        env, datasets={n: Dataset(n, d.readers | {workload}) for n, d in env.datasets.items()},
+        secrets={arn: names | {workload} for arn, names in env.secrets.items()},
+        kms_keys={arn: names | {workload} for arn, names in env.kms_keys.items()})
+
+
 def accepted(spec: dict[str, Any], env: Environment, spec_dir: Path, project_root: Path | None = None) -> Workload:
-    """The workload as validate and synth accept it in one environment: the spec's checks, then the environment's."""
+    """The workload as validate and synth accept it in one environment: the spec's checks, then the environment's
+    (which grants the case's workload its datasets and keys)."""
     workload = parse_workload(copy.deepcopy(spec), source=f"{spec['name']}.yaml", spec_dir=spec_dir,
                               project_root=project_root or spec_dir)
     findings = Findings(workload.source)
-    check_in_environment(workload, env, findings)
+    check_in_environment(workload, granting(env, workload.name), findings)
     if findings.problems:
         raise SpecError(findings.problems)
     return workload

@@ -109,21 +109,24 @@ DATASETS = {"gpt-tokens": {"readers": ["gpt-torchrun-fsx"]}}
 NOT_BACKED_UP = "FSx takes no backups of a file system linked to S3"
 
 
-@pytest.mark.parametrize(("fsx", "refused"), [
-    ({**PERSISTENT_2, "datasets": DATASETS, "automatic_backup_retention_days": 1}, True),   # linked per dataset
-    ({**PERSISTENT_2, "datasets": DATASETS, "automatic_backup_retention_days": 0}, False),  # backups off
-    ({**PERSISTENT_2, "datasets": DATASETS}, False),                                       # not said
-    ({**PERSISTENT_2, "automatic_backup_retention_days": 7}, False),                        # linked to nothing
+@pytest.mark.parametrize(("fsx", "datasets", "refused"), [
+    ({**PERSISTENT_2, "automatic_backup_retention_days": 1}, DATASETS, True),   # linked per dataset
+    ({**PERSISTENT_2, "automatic_backup_retention_days": 0}, DATASETS, False),  # backups off
+    (PERSISTENT_2, DATASETS, False),                                            # not said
+    ({**PERSISTENT_2, "automatic_backup_retention_days": 7}, ..., False),       # linked to nothing
     ({"deployment_type": "PERSISTENT_1", "storage_capacity_gib": 2400, "per_unit_storage_throughput": 200,
-      "automatic_backup_retention_days": 1}, True),                                         # whole-bucket ImportPath
+      "automatic_backup_retention_days": 1}, ..., True),                         # whole-bucket ImportPath
     ({"deployment_type": "PERSISTENT_1", "storage_capacity_gib": 2400, "per_unit_storage_throughput": 200,
-      "automatic_backup_retention_days": 0}, False),                                        # its backups off
+      "automatic_backup_retention_days": 0}, DATASETS, False),                   # its backups off
 ])
-def test_a_file_system_linked_to_s3_takes_no_backups(fsx: dict, refused: bool) -> None:
+def test_a_file_system_linked_to_s3_takes_no_backups(fsx: dict, datasets: Any, refused: bool) -> None:
     """FSx for Lustre user guide, "Using data repositories": "File system backups aren't supported on file systems
     that are linked to an Amazon S3 data repository"."""
     raw = copy.deepcopy(SHIPPED)
     raw["prod"]["fsx"] = fsx
+    raw["prod"].pop("datasets")
+    if datasets is not ...:
+        raw["prod"]["datasets"] = datasets
     try:
         parse_environments(raw)
         message = ""

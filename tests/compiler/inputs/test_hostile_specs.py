@@ -19,7 +19,7 @@ from compiler.inputs.project import Project
 from compiler.inputs.spec_yaml import SpecYamlError, load_spec_text
 from compiler.pipeline import compile_one, compile_project
 from compiler.spec import read_spec_file
-from tests.project import project_copy
+from tests.project import add_reader, project_copy
 
 # The project copies below are no git work tree, so every file of training/ ships (NotInGitWarning says so).
 pytestmark = pytest.mark.filterwarnings("ignore:.*not read as a git work tree")
@@ -192,6 +192,67 @@ def test_an_empty_channel_is_refused_not_dropped(rejects, make) -> None:
     assert [c.name for c in make(inputs={"eval": "datasets/eval/"}).inputs] == ["eval"]
 
 
+# --- another team's workload in the same environment (issue 35) -------------------------------------------------
+
+SECRET = "arn:aws:secretsmanager:us-east-1:111111111111:secret:team-a/hf-token-AbCdEf"
+KEY = "arn:aws:kms:us-east-1:111111111111:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+
+
+def _intruder(root: Path, **changes: object) -> None:
+    """A new team's workload `intruder` in dev (gpt-smddp's spec under another name), changed as given (`...` removes a
+    key); team a's secret and key are granted to gpt-smddp in the copy's cdk.json."""
+    config = json.loads((root / "cdk.json").read_text())
+    dev = config["context"]["training-platform:environments"]["dev"]
+    dev["secrets"] = {SECRET: {"readers": ["gpt-smddp"]}}
+    dev["kms_keys"] = {KEY: {"users": ["gpt-smddp"]}}
+    (root / "cdk.json").write_text(json.dumps(config))
+    spec = yaml.safe_load((root / "workloads" / "gpt-smddp.yaml").read_text())
+    spec.update(name="intruder", environments={"dev": {}}, **changes)
+    (root / "workloads" / "intruder.yaml").write_text(yaml.safe_dump({k: v for k, v in spec.items() if v is not ...}))
+
+
+OFF = {"enable_network_isolation": False, "network_isolation_off_reason": "reads a secret"}
+
+
+@pytest.mark.parametrize(("changes", "field", "words"), [
+    ({"inputs": {"train": "datasets/gpt-tokens/*"}}, "inputs.train",
+     "an S3 prefix is literal (SageMaker reads every object whose key starts with it"),
+    ({"inputs": {"train": "*"}}, "inputs.train", "'*' is a wildcard for any characters"),
+    ({"inputs": {"train": "datasets/gpt-tokens/"}}, "inputs.train",
+     "add intruder to cdk.json, dev.datasets.gpt-tokens.readers"),
+    ({"inputs": {"train": "gpt-smddp/"}}, "inputs.train", "neither a dataset nor this workload's own prefix intruder/"),
+    ({"inputs": {"train": {"directory_path": "/gpt-torchrun-fsx"}}}, "inputs.train.directory_path",
+     "neither a dataset nor this workload's own directory /intruder/"),
+    ({"model_uri": "gpt-smddp/model/"}, "model_uri", "neither a dataset nor this workload's own prefix intruder/"),
+    ({"secrets": {"HF_TOKEN": SECRET}, **OFF}, "secrets.HF_TOKEN",
+     f"{SECRET} is granted to gpt-smddp in environment dev, not intruder: add intruder to cdk.json, "
+     f"dev.secrets.\"{SECRET}\".readers"),
+    ({"output_kms_key": KEY}, "output_kms_key", "add intruder to cdk.json, dev.kms_keys"),
+    ({"volume_kms_key": KEY, "instance_type": "ml.p3.16xlarge", "instance_count": 1, "distribution": ...},
+     "volume_kms_key", "add intruder to cdk.json, dev.kms_keys"),
+])
+def test_another_teams_data_secret_or_key_is_refused_by_validate_synth_and_render(tmp_path: Path, changes: dict,
+                                                                                  field: str, words: str) -> None:
+    """The probes of issue 35, as a spec file: each names what cdk.json grants another workload, or a wildcard."""
+    root = project_copy(tmp_path)
+    _intruder(root, **changes)
+    whole, one = _refusals(root, "intruder", "dev")
+    prefix = f"workloads/intruder.yaml: {field}: "
+    assert any(line.startswith(prefix) and words in line for line in whole), whole
+    assert [line for line in whole if line.startswith("workloads/intruder.yaml")] == one
+
+
+def test_what_cdk_json_grants_the_intruder_compiles(tmp_path: Path) -> None:
+    root = project_copy(tmp_path)
+    _intruder(root, inputs={"train": "intruder/tokens/"}, output_kms_key=KEY, **OFF, secrets={"HF_TOKEN": SECRET})
+    config = json.loads((root / "cdk.json").read_text())
+    dev = config["context"]["training-platform:environments"]["dev"]
+    dev["secrets"][SECRET]["readers"].append("intruder")
+    dev["kms_keys"][KEY]["users"].append("intruder")
+    (root / "cdk.json").write_text(json.dumps(config))
+    assert compile_one(Project(root), "intruder", "dev").workload.secrets == {"HF_TOKEN": SECRET}
+
+
 # --- distribution ----------------------------------------------------------------------------------------------
 
 
@@ -247,6 +308,7 @@ def test_a_link_inside_the_project_is_read_from_its_target(workloads_dir: Path) 
     text = (workloads_dir / "gpt-smddp.yaml").read_text().replace("name: gpt-smddp", "name: linked")
     (root / "specs" / "linked.yaml").write_text(text)  # source_dir: ../training, from specs/ as from workloads/
     (workloads_dir / "linked.yaml").symlink_to(Path("..") / "specs" / "linked.yaml")
+    add_reader(root, "linked", "gpt-tokens")
     spec = read_spec_file(workloads_dir / "linked.yaml", Project(root))
     assert (spec.path, spec.source) == ((root / "specs" / "linked.yaml").resolve(), "specs/linked.yaml")
     assert compile_one(Project(root), "linked", "dev").request["TrainingJobName"].startswith("linked-")
@@ -333,6 +395,7 @@ def _many_counts(root: Path, max_instance_count: int) -> None:
     spec.update(name="many-counts", instance_count=1, max_instance_count=max_instance_count, max_run=86400,
                 max_run_cost_usd=10, environments={"dev": {}})
     (root / "workloads" / "many-counts.yaml").write_text(yaml.safe_dump(spec))
+    add_reader(root, "many-counts", "smoke")
 
 
 def test_a_workload_no_stack_can_hold_names_its_own_cause_not_workload_shards(tmp_path: Path) -> None:

@@ -81,7 +81,7 @@ def test_a_key_prefix_with_training_input_arguments_is_one_channel_too(code_dir:
 
 
 def test_one_file_system_input_is_the_channel_training(code_dir: Path) -> None:
-    spec = SPEC | {"inputs": {"directory_path": "/recordio/tokens", "file_system_access_mode": "ro"}}
+    spec = SPEC | {"inputs": {"directory_path": "/recordio", "file_system_access_mode": "ro"}}
     workload = accepted(spec, DEV, code_dir)
     assert [c.name for c in workload.inputs] == ["training"]
 

@@ -1,4 +1,5 @@
-"""FSx channels never mount the file system's root and write only under /<workload name>/; checkpoints stay in /opt/ml/.
+"""FSx channels never mount the file system's root, write only on /<workload name> and mount nothing below it;
+checkpoints stay in /opt/ml/.
 
 The base spec's workload is named `demo`. Each refusal has its neighbour just inside the boundary.
 """
@@ -13,7 +14,7 @@ from compiler.compilation.request import compile_request
 from compiler.errors import SpecError
 from compiler.inputs.model import FsxChannel
 from compiler.inputs.reader import Findings
-from compiler.rules.paths import fsx_channels_stay_in_bounds
+from compiler.rules.paths import fsx_channels_pass_no_job_written_entry, fsx_channels_stay_in_bounds
 from tests.project import ENVIRONMENTS
 
 
@@ -46,34 +47,65 @@ def test_dot_dot_segments_are_refused(rejects, path) -> None:
 @pytest.mark.parametrize("path", ["/d", "/datasets/gpt-tokens", "/./datasets/x", "/datasets/./x/", "/other-workload/out"])
 def test_a_directory_below_the_root_may_be_read(make, path) -> None:
     # this rule bounds the root and writes; which directories a workload reads is its environment's to say
-    # (cdk.json fsx.datasets, compiler/rules/fsx_datasets.py; tests/compiler/rules/test_fsx_datasets.py)
+    # (cdk.json datasets, compiler/rules/fsx_datasets.py; tests/compiler/rules/test_fsx_datasets.py)
     accepted(make, inputs=fsx(path, "ro"))
 
 
 def test_the_request_mounts_the_path_under_the_mount_name(make) -> None:
-    workload = accepted(make, inputs=fsx("/demo/out", "rw"))
+    workload = accepted(make, inputs=fsx("/demo", "rw"))
     source = compile_request(workload, next(iter(ENVIRONMENTS.values())), training_image="x")["InputDataConfig"][0]
-    assert source["DataSource"]["FileSystemDataSource"]["DirectoryPath"] == "/${FsxMountName}/demo/out"
+    assert source["DataSource"]["FileSystemDataSource"]["DirectoryPath"] == "/${FsxMountName}/demo"
 
 
-# -------------------------------------------------------------------------------------------- rw under the workload's own
+# -------------------------------------------------------------------------------------------- rw on the workload's own
 
 
-@pytest.mark.parametrize("path", ["/demo", "/demo/", "/demo/out", "/./demo/out", "//demo//out/./x"])
-def test_rw_under_the_workloads_own_directory_passes(make, path) -> None:
+@pytest.mark.parametrize("path", ["/demo", "/demo/", "/./demo", "//demo/."])
+def test_rw_on_the_workloads_own_directory_passes(make, path) -> None:
     accepted(make, inputs=fsx(path, "rw"))
 
 
 @pytest.mark.parametrize("path", ["/demox/out", "/demo-x", "/dem", "/Demo/out", "/datasetsx/demo"])
 def test_rw_elsewhere_is_refused(rejects, path) -> None:
-    rejects("inputs.train.file_system_access_mode", "only under the workload's own directory /demo/", "mount it ro",
-            inputs=fsx(path, "rw"))
+    rejects("inputs.train.file_system_access_mode", "only on the workload's own directory /demo", "mount /demo rw, "
+            "or mount this one ro", inputs=fsx(path, "rw"))
 
 
 @pytest.mark.parametrize("path", ["/datasets", "/datasets/demo", "/./datasets/x/y"])
 def test_rw_under_datasets_is_refused(rejects, path) -> None:
-    rejects("inputs.train.file_system_access_mode", "rw under /datasets/ is refused", "mount it ro, or write under "
-            "the workload's own /demo/...", inputs=fsx(path, "rw"))
+    rejects("inputs.train.file_system_access_mode", "rw under /datasets/ is refused", "mount it ro, or write in "
+            "the workload's own directory, /demo", inputs=fsx(path, "rw"))
+
+
+# -------------------------------------------------------------------------------------------- nothing below the own
+
+
+@pytest.mark.parametrize("mode", ["ro", "rw"])
+@pytest.mark.parametrize(("path", "below"), [("/demo/out", "out"), ("/./demo/out", "out"), ("//demo//out/./x", "out/x"),
+                                             ("/demo/a/b/", "a/b")])
+def test_a_path_below_the_own_directory_is_refused(rejects, path, below, mode) -> None:
+    """Probe (issue 35): a run writes `/demo/out` as a symbolic link to another workload's directory; a later run that
+    mounted /demo/out would mount whatever SageMaker's mount makes of the link (not documented), so none does."""
+    message = rejects("inputs.train.directory_path", "below the workload's own directory /demo, whose entries its "
+                      "jobs write", f"mount /demo itself and open {below} inside it (in the job, "
+                      f"/opt/ml/input/data/train/{below})", inputs=fsx(path, mode))
+    assert "symbolic link" in message
+
+
+@pytest.mark.parametrize("path", ["/demo", "/demo/", "/./demo/.", "/demox/out", "/datasets/demo/out", "/other/demo/x"])
+def test_the_own_directory_itself_and_other_paths_are_not_this_rules(make, path) -> None:
+    workload = dataclasses.replace(make(), inputs=(FsxChannel("train", path, "ro"),))
+    findings = Findings("demo.yaml")
+    fsx_channels_pass_no_job_written_entry(workload, findings)
+    assert findings.problems == []
+
+
+def test_a_workload_named_datasets_is_left_to_the_datasets_rules(make) -> None:
+    # /datasets/<name>/... is the environment's datasets, imported from the data bucket, never this workload's writes
+    workload = dataclasses.replace(make(), name="datasets", inputs=(FsxChannel("train", "/datasets/x/y", "ro"),))
+    findings = Findings("demo.yaml")
+    fsx_channels_pass_no_job_written_entry(workload, findings)
+    assert findings.problems == []
 
 
 @pytest.mark.parametrize("path", ["/datasets", "/datasets/x", "/datasets/datasets"])

@@ -6,6 +6,8 @@ and has a neighbour just inside the boundary.
 
 from __future__ import annotations
 
+import dataclasses
+
 import botocore.session
 import pytest
 
@@ -27,6 +29,11 @@ OFF = {"enable_network_isolation": False, "network_isolation_off_reason": "reads
 
 
 def in_environment(workload, env=DEV) -> Findings:
+    """The environment's rules, with cdk.json granting the workload the secrets and key it names (which workload may
+    name which is tests/compiler/rules/test_grants.py's)."""
+    keys = [k for k in (workload.secrets_kms_key,) if k]
+    env = dataclasses.replace(env, secrets={arn: frozenset({workload.name}) for arn in workload.secrets.values()},
+                              kms_keys={key: frozenset({workload.name}) for key in keys})
     findings = Findings("demo.yaml")
     check_in_environment(workload, env, findings)
     return findings

@@ -35,9 +35,12 @@ def test_every_test_file_the_page_names_exists() -> None:
 
 def test_every_rule_the_page_names_is_registered() -> None:
     registered = {rule.__name__ for rules in registry.ALL_RULES for rule in rules}
-    table = set(re.findall(r"^\| `([a-z_]+)` \(`compiler/rules/", DOC, re.MULTILINE))
+    table = set(re.findall(r"^\| `([a-z0-9_]+)` \(`compiler/rules/", DOC, re.MULTILINE))
     assert table == {"no_credentials_in_the_spec", "no_credentials_in_the_request", "fsx_channels_stay_in_bounds",
                      "checkpoint_path_stays_in_opt_ml",
                      "foreign_images_are_pinned_by_digest", "secrets_reach_the_process", "fsx_reads_are_granted_datasets",
-                     "secrets_belong_to_the_environment", "network_isolation_is_off_only_with_a_reason"}
+                     "secrets_belong_to_the_environment", "network_isolation_is_off_only_with_a_reason",
+                     "fsx_channels_pass_no_job_written_entry", "data_bucket_reads_are_granted_datasets",
+                     "s3_prefixes_are_literal", "secrets_are_granted_to_the_workload",
+                     "kms_keys_are_granted_to_the_workload", "remote_debug_only_with_a_reason"}
     assert table <= registered

@@ -126,10 +126,10 @@ def test_max_run_is_held_to_sagemakers_limit_per_environment(tmp_path: Path) -> 
 
 
 def test_inputs_replace_per_environment(tmp_path: Path) -> None:
-    loaded = load(tmp_path, {"dev": {"inputs": {"train": "datasets/small/"}},
+    loaded = load(tmp_path, {"dev": {"inputs": {"train": "ovr/small/"}},
                              "prod": {"inputs": {"train": {"file_system_type": "FSxLustre",
-                                                           "directory_path": "/ovr/full"}}}},
-                  inputs={"train": "datasets/full/"})
+                                                           "directory_path": "/ovr"}}}},
+                  inputs={"train": "ovr/full/"})
     assert [c.kind for c in loaded.by_environment["dev"]["ovr"].inputs] == ["s3"]
     assert [c.kind for c in loaded.by_environment["prod"]["ovr"].inputs] == ["fsx"]
 

@@ -36,6 +36,8 @@ def project_with_one_shard(root: Path, shards: int) -> Project:
     settings = json.loads((ROOT / "cdk.json").read_text())
     environments = settings["context"][CONTEXT_KEY]
     settings["context"][CONTEXT_KEY] = {"dev": environments["dev"] | {"workload_shards": shards}}
+    # each copy reads the dataset the spec reads, as a declared reader (cdk.json dev.datasets.<name>.readers)
+    environments["dev"]["datasets"]["gpt-tokens"]["readers"] += [f"w{i:02d}" for i in range(COPIES)]
     (root / "cdk.json").write_text(json.dumps(settings))
     shutil.copytree(ROOT / "training", root / "training", ignore=shutil.ignore_patterns("__pycache__"))
     (root / "workloads").mkdir()
