@@ -13,7 +13,7 @@ computed twice.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +73,7 @@ class CompiledWorkload:
     summary: dict[str, Any]  # what the state machine's template metadata says of it (compiler/compilation/describe.py)
     layout_bytes: int = 0  # what else it adds to its shard's template (its schedule)
     schedule: dict[str, Any] | None = None  # its schedule's facts where it is scheduled in the environment (review)
+    warnings: tuple[str, ...] = ()  # what the compiled rules warn of (the code bundle, its requirements)
 
     @property
     def bundle(self) -> sourcedir.Scan | None:
@@ -188,7 +189,7 @@ def compile_workload(workload: Workload, env: Environment, images: Collection[st
                                 schedule=_schedule_facts(workload, env))
     findings = Findings(workload.source)
     rules.check_compiled(_view(compiled, images, bundles.root), findings)
-    return compiled, findings.problems
+    return replace(compiled, warnings=tuple(str(w) for w in findings.warnings)), findings.problems
 
 
 def _schedule_facts(workload: Workload, env: Environment) -> dict[str, Any] | None:
@@ -204,7 +205,8 @@ def _view(compiled: CompiledWorkload, images: Collection[str], root: Path) -> Co
         workload=compiled.workload, environment=compiled.environment, request=compiled.request,
         definition=compiled.definition, deploy_time_names=compiled.deploy_time_names,
         provided_names=provided_names(compiled.environment, images, compiled.code is not None), bundle=compiled.bundle,
-        project_root=root, layout_bytes=compiled.layout_bytes, cost_checks=len(compiled.machine.policy.budgets))
+        project_root=root, layout_bytes=compiled.layout_bytes, cost_checks=len(compiled.machine.policy.budgets),
+        image_builds=images if isinstance(images, Mapping) else {})
 
 
 def shards(env: Environment, workloads: list[CompiledWorkload]) -> list[Shard]:
@@ -256,9 +258,20 @@ def compile_project(project: Project, *, directory: Path | None = None, only: It
         rules.check_plan(PlanView(env, tuple(_view(c, images, project.root) for c in workloads)), plan)
         problems += plan.problems
         loaded.warnings.extend(str(w) for w in plan.warnings)
+    loaded.warnings.extend(_compiled_warnings(compiled.plans))
     if problems:
         raise SpecError(_once(problems))
     return compiled
+
+
+def _compiled_warnings(plans: Mapping[str, EnvironmentPlan]) -> list[str]:
+    """The compiled rules' warnings, each once: tagged with the environments it holds in, unless it holds in all."""
+    where: dict[str, list[str]] = {}
+    for env, plan in plans.items():
+        for text in dict.fromkeys(w for c in plan.workloads for w in c.warnings):
+            where.setdefault(text, []).append(env)
+    return [text if len(envs) == len(plans) else f"{text} [environment{'s' if len(envs) > 1 else ''} {', '.join(envs)}]"
+            for text, envs in where.items()]
 
 
 def _once(problems: list[Problem]) -> list[Problem]:

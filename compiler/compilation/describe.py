@@ -48,7 +48,8 @@ def workload_summary(workload: Workload, env: Environment, *, training_image: st
         "hyperparameters": dict(workload.hyperparameters),
         "inputs": [f"{c.name}: FSx {c.directory_path}" if c.kind == "fsx" else f"{c.name}: S3 {c.s3_data}"
                    for c in workload.inputs],
-        "cost_per_hour_usd": compute.hourly_cost(env.region),
+        "cost_per_hour_usd": compute.hourly_cost(env.region),  # on-demand: with spot, the most an hour costs
+        **({"spot": True} if workload.use_spot_instances else {}),  # only where true: other templates stay as they were
         "prices": catalog.price_source(env.region),
         "fallback_cost_per_hour_usd": fallback_costs(workload, env.region),
         **ceiling_summary(workload, env.region),

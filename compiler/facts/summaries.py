@@ -84,7 +84,8 @@ class WorkloadSummary:
     strategy: str | None = None
     hyperparameters: dict[str, Any] | None = None
     inputs: list[str] | None = None  # "<channel>: FSx <path>" or "<channel>: S3 <uri>"
-    cost_per_hour_usd: float | None = None
+    cost_per_hour_usd: float | None = None  # on-demand list price (with spot, the most an hour can cost)
+    spot: bool | None = None  # managed spot training (written only where true)
     prices: str | None = None  # whose list prices those are
     fallback_cost_per_hour_usd: dict[str, float | None] | None = None
     max_run: int | None = None

@@ -34,6 +34,22 @@ def tracked_files(folder: Path) -> frozenset[str] | None:
     return frozenset(name for name in done.stdout.decode("utf-8", errors="surrogateescape").split("\0") if name)
 
 
+def ignored(folder: Path, paths: list[Path]) -> set[Path]:
+    """Which of `paths` (untracked, under `folder`) git ignores (.gitignore, .git/info/exclude, the user's excludes):
+    left out on purpose, unlike a file someone forgot to add. An empty set when git cannot say."""
+    if not paths:
+        return set()
+    try:
+        done = subprocess.run(["git", "-C", str(folder), "check-ignore", "--no-index", "-z", "--stdin"],
+                              input=b"\0".join(os.fsencode(p) for p in paths), capture_output=True, check=False,
+                              timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return set()
+    if done.returncode not in (0, 1):  # 1: none is ignored
+        return set()
+    return {Path(os.fsdecode(name)) for name in done.stdout.split(b"\0") if name}
+
+
 def _warn(folder: Path, reason: str) -> None:
     warnings.warn(NotInGitWarning(f"{folder}: not read as a git work tree ({reason}); every file in it ships, "
                                   "untracked ones too"), stacklevel=3)

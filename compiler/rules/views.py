@@ -7,11 +7,12 @@ will hold it, the definition as text, the names the definition needs and those t
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from compiler.inputs.environments import Environment
+from compiler.inputs.image_builds import ImageBuild
 from compiler.inputs.model import Workload
 from compiler.inputs.sourcedir import Scan
 
@@ -38,6 +39,7 @@ class CompiledView:
     project_root: Path
     layout_bytes: int  # what else it adds to its shard's template (its schedule)
     cost_checks: int  # the instance counts whose cost ceiling the definition checks (one per count a run may ask for)
+    image_builds: Mapping[str, ImageBuild] = field(default_factory=dict)  # the images this project builds, by name
 
 
 @dataclass(frozen=True)

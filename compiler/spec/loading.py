@@ -320,7 +320,8 @@ def load_workload(project: Project, name_or_path: str, env: Environment,
                                     "names no environments, and cdk.json's default_workloads of "
                                     f"'{env.name}' does not take it; add {env.name} to its environments:"))
         raise SpecError(Problem(spec.source, ENVIRONMENTS_KEY, f"does not deploy to environment '{env.name}' (its "
-                                f"environments: {', '.join(spec.environments or {})})"))
+                                f"environments: {', '.join(spec.environments or {})}); to deploy it there, add the "
+                                f"line `  {env.name}: {{}}` under environments: (with the overrides it needs there)"))
     return next(iter(loaded.by_environment[env.name].values()))
 
 

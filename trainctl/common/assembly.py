@@ -5,9 +5,10 @@ cdk-nag verdict. `summary`, `review` and `preflight` all read cdk.out through it
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ class Stack:
     template: dict[str, Any]
     display_name: str = ""  # the construct path, e.g. `dev/Runs`
     template_bytes: int = 0  # the template file's size (CloudFormation takes at most 1 MiB)
+    paths: Mapping[str, str] = field(default_factory=dict)  # logical ID -> construct path in the stack (`paths_of`)
 
     @property
     def name(self) -> str:
@@ -67,7 +69,26 @@ def environment_stacks(outdir: Path, env: str) -> list[Stack]:
         properties = artifact["properties"]
         raw = (folder / properties["templateFile"]).read_bytes()
         found.append(Stack(stack_name=properties.get("stackName", artifact_id), template=json.loads(raw),
-                           display_name=artifact.get("displayName", artifact_id), template_bytes=len(raw)))
+                           display_name=artifact.get("displayName", artifact_id), template_bytes=len(raw),
+                           paths=paths_of(folder, artifact)))
+    return found
+
+
+def paths_of(folder: Path, artifact: Mapping[str, Any]) -> dict[str, str]:
+    """Each resource's construct path inside its stack (`gpt-smddp/ExecutionRole`), the name its author gave it, from
+    the `aws:cdk:logicalId` entries of the stack's metadata (the manifest's own, or its `additionalMetadataFile`);
+    a construct's default child `Resource` is left out. Empty when the assembly records none."""
+    entries: dict[str, Any] = dict(artifact.get("metadata") or {})
+    extra = artifact.get("additionalMetadataFile")
+    if extra:
+        with contextlib.suppress(OSError, ValueError):  # a name without its path reads as its logical ID
+            entries |= json.loads((folder / extra).read_text())
+    prefix = f"/{artifact.get('displayName', '')}/"
+    found = {}
+    for path, items in entries.items():
+        for item in items if isinstance(items, list) else []:
+            if isinstance(item, dict) and item.get("type") == "aws:cdk:logicalId" and isinstance(item.get("data"), str):
+                found[item["data"]] = path.removeprefix(prefix).removesuffix("/Resource")
     return found
 
 

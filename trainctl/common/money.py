@@ -17,3 +17,20 @@ def money(value: float | None, *, sign: bool = True, grouped: bool = True, place
         return missing
     spec = ("," if grouped else "") + (f".{places}f" if places is not None else "g")
     return f"{'$' if sign else ''}{value:{spec}}"
+
+
+# SageMaker bills managed spot training below the on-demand rate ("Managed Spot Training in Amazon SageMaker AI": up to
+# 90% less), at a rate no offline price source gives: a spot workload's hour is shown as that ceiling, labelled so.
+SPOT_NOTE = ("Spot workloads show the on-demand list price as the most an hour costs (managed spot training bills "
+             "less, at a rate no offline price source gives).")
+
+
+def spot_ceiling(amount: str, *, spot: bool) -> str:
+    """An amount at on-demand list prices as the tables print it: as it is, or for a spot workload `≤ 1.52 spot
+    (on-demand ceiling)`; `n/a` stays as it is."""
+    return f"≤ {amount} spot (on-demand ceiling)" if spot and amount != "n/a" else amount
+
+
+def hourly(value: float | None, *, spot: bool) -> str:
+    """A cluster's price per hour in the summary and review tables (no sign: their headers say `$/hour`)."""
+    return spot_ceiling(money(value, sign=False), spot=spot)

@@ -23,6 +23,7 @@ from compiler.spec import load_spec_workload
 from trainctl.common.lookup import project_of
 from trainctl.local.contract import LocalRunError, parse_pairs, sm_environment, toolkit_args
 from trainctl.local.data import ensure_default_data
+from trainctl.local.differences import check_own_dependencies, environment_notes
 
 RUNS_DIR = Path("build") / "local-runs"
 # The trainer this project ships: --smoke's arguments are its own, so only its runs get them.
@@ -84,7 +85,7 @@ def is_gpt_trainer(workload: Workload, project: Project) -> bool:
     return code is not None and code.entry_point_path.resolve() == (project.root / GPT_TRAINER).resolve()
 
 
-def _copy_code(workload: Workload, project: Project, target: Path) -> None:
+def _copy_code(workload: Workload, project: Project, target: Path) -> sourcedir.Scan:
     """The files the job's code bundle would hold, copied where the entry point runs from (like /opt/ml/code)."""
     code = workload.code
     if code is None:
@@ -96,11 +97,13 @@ def _copy_code(workload: Workload, project: Project, target: Path) -> None:
         destination = target / entry.arcname
         destination.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(entry.path, destination)
+    return scan
 
 
 def prepare(args: argparse.Namespace) -> tuple[list[str], dict[str, str], Path, list[str]]:
     """Command, environment, output folder and notes for a local run (no process started)."""
     project = project_of(args, args.workload)
+    check_own_dependencies(project)
     workload = load_spec_workload(project, args.workload)
     overrides = {k: yaml.safe_load(v) if v.strip() else "" for k, v in
                  parse_pairs(args.hyperparameter, "--hyperparameter").items()}
@@ -114,7 +117,7 @@ def prepare(args: argparse.Namespace) -> tuple[list[str], dict[str, str], Path, 
     channels = _resolve_channels(workload, parse_pairs(args.channel, "--channel"),
                                  str(hyperparameters.get("data_channel", "train")), project)
     out = _output_folder(args.output, project, workload)
-    _copy_code(workload, project, out / "code")
+    notes += environment_notes(workload, project, _copy_code(workload, project, out / "code"))
     cli_args = toolkit_args(hyperparameters)
     env = _process_environment(workload, sm_environment(workload, hyperparameters, channels, out, cli_args, gpus))
     assert workload.code is not None

@@ -17,7 +17,7 @@ from compiler.compilation.describe import METADATA_KEY
 from compiler.inputs.environments import Environment
 from compiler.inputs.model import Workload
 from trainctl.common.assembly import metadata
-from trainctl.common.money import money
+from trainctl.common.money import money, spot_ceiling
 
 SCHEDULE_METADATA = "training-platform:schedule"  # platform_constructs/schedule.py
 BUDGET_METADATA = "training-platform:budget"  # platform_constructs/budget.py
@@ -65,8 +65,10 @@ def summary_lines(workloads: Iterable[Workload], env: Environment, now: datetime
         p = _projected(facts, now.date())
         cost = p.cost_per_month if p else None
         total = None if total is None or cost is None else total + cost
+        spot = w.use_spot_instances
         rows.append(f"| {w.name} | `{facts['expression']}` | {facts['timezone']} | {_next(facts, now)} | "
-                    f"{p.runs_per_month if p else 'n/a'} | {money(p.cost_per_run if p else None)} | {money(cost)} |")
+                    f"{p.runs_per_month if p else 'n/a'} | {spot_ceiling(money(p.cost_per_run if p else None), spot=spot)} "
+                    f"| {spot_ceiling(money(cost), spot=spot)} |")
     lines = [*rows, ""] if len(rows) > 2 else ["No schedules: runs start only by hand.", ""]
     return [*lines, budget_line(env, total), ""]
 
@@ -79,11 +81,17 @@ def _metadata(templates: Mapping[str, Mapping[str, Any]], kind: str, key: str) -
     return metadata(templates.values(), kind, key)
 
 
-def _schedule_cell(facts: Mapping[str, Any] | None, today: date) -> str:
+def _spot(templates: Mapping[str, Mapping[str, Any]]) -> set[str]:
+    """The workloads whose summary says they run on managed spot (their costs are on-demand ceilings)."""
+    return {str(s.get("name")) for s in _metadata(templates, "AWS::StepFunctions::StateMachine", WORKLOAD_METADATA)
+            if s.get("spot")}
+
+
+def _schedule_cell(facts: Mapping[str, Any] | None, today: date, spot: bool = False) -> str:
     if facts is None:
         return "-"
     p = _projected(facts, today)
-    runs = f"{p.runs_per_month} runs, up to {money(p.cost_per_month)}" if p else "n/a"
+    runs = f"{p.runs_per_month} runs, up to {spot_ceiling(money(p.cost_per_month), spot=spot)}" if p else "n/a"
     return f"`{facts.get('expression')}` {facts.get('timezone')}: {runs}"
 
 
@@ -94,7 +102,9 @@ def review_lines(old: Mapping[str, Mapping[str, Any]], new: Mapping[str, Mapping
     before = {s["workload"]: s for s in _metadata(old, "AWS::Scheduler::Schedule", SCHEDULE_METADATA)}
     after = {s["workload"]: s for s in _metadata(new, "AWS::Scheduler::Schedule", SCHEDULE_METADATA)}
     rows = [f"| Workload | Schedule before | Schedule after ({WORST_CASE}) |", "|---|---|---|"]
-    rows += [f"| {name} | {_schedule_cell(before.get(name), today)} | {_schedule_cell(after.get(name), today)} |"
+    spot_before, spot_after = _spot(old), _spot(new)
+    rows += [f"| {name} | {_schedule_cell(before.get(name), today, name in spot_before)} "
+             f"| {_schedule_cell(after.get(name), today, name in spot_after)} |"
              for name in sorted(set(before) | set(after)) if before.get(name) != after.get(name)]
     lines = rows if len(rows) > 2 else [f"Schedules unchanged ({len(after)})."]
     lines += ["", *cost_lines(old, new, today)]
@@ -113,11 +123,11 @@ def _ceiling_cell(summary: Mapping[str, Any] | None) -> str:
     return f"{money(ceiling)}/run (the spec's worst case {money(summary.get('worst_case_run_usd'))})"
 
 
-def _monthly_cell(facts: Mapping[str, Any] | None, today: date) -> str:
+def _monthly_cell(facts: Mapping[str, Any] | None, today: date, machine: Mapping[str, Any] | None = None) -> str:
     if facts is None:
         return "no schedule"
     p = _projected(facts, today)
-    return f"up to {money(p.cost_per_month if p else None)}"
+    return f"up to {spot_ceiling(money(p.cost_per_month if p else None), spot=bool((machine or {}).get('spot')))}"
 
 
 def cost_lines(old: Mapping[str, Mapping[str, Any]], new: Mapping[str, Mapping[str, Any]], today: date) -> list[str]:
@@ -136,7 +146,8 @@ def cost_lines(old: Mapping[str, Mapping[str, Any]], new: Mapping[str, Mapping[s
     rows = ["| Workload | Cost ceiling before | Cost ceiling after | Schedule $/month before | Schedule $/month after |",
             "|---|---|---|---|---|"]
     rows += [f"| {n} | {_ceiling_cell(machines_before.get(n))} | {_ceiling_cell(machines_after.get(n))} "
-             f"| {_monthly_cell(timed_before.get(n), today)} | {_monthly_cell(timed_after.get(n), today)} |"
+             f"| {_monthly_cell(timed_before.get(n), today, machines_before.get(n))} "
+             f"| {_monthly_cell(timed_after.get(n), today, machines_after.get(n))} |"
              for n in names]
     prices = sorted({str(s["prices"]) for side in (machines_after, timed_after) for n, s in side.items()
                      if n in names and s.get("prices")})

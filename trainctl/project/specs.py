@@ -8,12 +8,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from compiler.errors import Problem, SpecError
+from compiler.inputs.environments import Environment
 from compiler.pipeline import compile_one, compile_project
 from compiler.spec import workload_files
+from compiler.spec.loading import SpecFile
 from trainctl.common.lookup import environment, project_of, unknown_environment_is_usage
 
 
@@ -25,7 +28,23 @@ def validate(args: argparse.Namespace) -> int:
     envs = compiled.environments
     counts = ", ".join(f"{name}: {len(compiled.workloads(name))}" for name in envs)
     print(f"{len(compiled.loaded.specs)} workloads valid for {len(envs)} environments ({counts})")
+    for line in skipped_lines(compiled.loaded.specs, envs):
+        print(line)
     return 0
+
+
+def skipped_lines(specs: list[SpecFile], envs: Mapping[str, Environment]) -> list[str]:
+    """Per environment, the workloads that do not deploy there and why: a new environment gets only some of them."""
+    lines = []
+    for env in envs.values():
+        blocks = sorted(s.name for s in specs if not s.deploys_to(env) and s.environments is not None)
+        defaults = sorted(s.name for s in specs if not s.deploys_to(env) and s.environments is None)
+        reasons = ([f"{', '.join(blocks)} (their environments: blocks do not name {env.name}; add `{env.name}: {{}}` "
+                    "there to deploy one)"] if blocks else []) + \
+                  ([f"{', '.join(defaults)} (not in its default_workloads in cdk.json)"] if defaults else [])
+        if reasons:
+            lines.append(f"  {env.name} skips {'; and '.join(reasons)}")
+    return lines
 
 
 def _directory(text: str | None) -> Path | None:
@@ -45,7 +64,7 @@ def render(args: argparse.Namespace) -> int:
     project = project_of(args, args.spec)
     env = environment(project, args.env)
     compiled = compile_one(project, args.spec, env.name)
-    for warning in compiled.workload.warnings:
+    for warning in (*compiled.workload.warnings, *compiled.warnings):
         print(f"warning: {warning}", file=sys.stderr)
     document: Any = json.loads(compiled.definition) if args.state_machine else compiled.request
     json.dump(document, sys.stdout, indent=2)

@@ -20,7 +20,7 @@ from compiler.inputs.model import Workload
 from compiler.pipeline import Compiled, compile_project
 from trainctl.common.assembly import Stack, is_assembly, nag_status, read_stacks
 from trainctl.common.lookup import project_of
-from trainctl.common.money import money
+from trainctl.common.money import SPOT_NOTE, hourly, money
 from trainctl.project.schedule_report import summary_lines
 
 
@@ -52,13 +52,14 @@ def workload_rows(names: list[str], workloads: dict[str, Workload], stacks: dict
             rows.append(f"| {name} | {stacks.get(name, '')} | (no spec in workloads/) | | | | | |")
             continue
         instance = w.instance
-        hourly = w.hourly_cost(region)
-        total = None if total is None or hourly is None else total + hourly
+        rate = w.hourly_cost(region)
+        total = None if total is None or rate is None else total + rate
         shape = " + ".join(f"{g.instance_type} x {g.instance_count}" for g in w.compute.groups)
         gpus = sum(g.instance.accelerators * g.instance_count for g in w.compute.groups)
-        fallbacks = "".join(f"<br>fallback {t}: {money(c, sign=False)}" for t, c in fallback_costs(w, region).items())
+        spot = w.use_spot_instances
+        fallbacks = "".join(f"<br>fallback {t}: {hourly(c, spot=spot)}" for t, c in fallback_costs(w, region).items())
         rows.append(f"| {name} | {stacks.get(name, '')} | {shape} | {gpus} | {strategies.launch_plan(w).name} "
-                    f"| {'on' if instance.has_efa else 'off'} | {_inputs(w)} | {money(hourly, sign=False)}{fallbacks}"
+                    f"| {'on' if instance.has_efa else 'off'} | {_inputs(w)} | {hourly(rate, spot=spot)}{fallbacks}"
                     f"{_ceiling(w, region)} |")
     rows.append(f"| **all at once** | | | | | | | **{money(total, sign=False)}** |")
     return rows
@@ -75,7 +76,7 @@ def render_summary(outdir: Path, compiled: Compiled) -> str:
         out += _environment_lines(env, stacks, workloads, compiled.environments.get(env))
     warnings = compiled.warnings
     out += ["Prices: SageMaker training on-demand list prices of each environment's region (compiler/facts/data/prices, "
-            "written by `trainctl prices`).", "", nag_status(outdir)]
+            f"written by `trainctl prices`). {SPOT_NOTE}", "", nag_status(outdir)]
     if warnings:
         out += ["", "#### Warnings", "", *(f"- {w}" for w in warnings)]
     return "\n".join(out)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,11 @@ class Assembly:
     templates: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     nag: str = ""
     stack_names: dict[str, dict[str, str]] = field(default_factory=dict)  # environment -> stack -> CloudFormation's
+    paths: dict[str, dict[str, Mapping[str, str]]] = field(default_factory=dict)  # environment -> stack -> id -> path
+
+    def path(self, env: str, stack: str, resource: str) -> str | None:
+        """The construct path of a resource in its stack (`gpt-smddp/ExecutionRole`), None where not recorded."""
+        return self.paths.get(env, {}).get(stack, {}).get(resource)
 
     def stack_name(self, env: str, stack: str) -> str:
         """The stack's name in CloudFormation (the CDK's Stage prefixes it: `dev-Workloads18`)."""
@@ -68,6 +74,7 @@ def read_assembly(outdir: Path) -> Assembly:
     for env, stacks in read_stacks(outdir).items():
         assembly.templates[env] = {stack.name: stack.template for stack in stacks}
         assembly.stack_names[env] = {stack.name: stack.stack_name for stack in stacks}
+        assembly.paths[env] = {stack.name: stack.paths for stack in stacks}
     if (outdir / NAG_REPORT).is_file():
         assembly.nag = nag_status(outdir)
     return assembly

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from compiler.facts.summaries import WorkloadSummary
-from trainctl.common.money import money
+from trainctl.common.money import hourly
 from trainctl.review.assembly import Assembly
 from trainctl.review.findings import LOSSY, STATEFUL_TYPES
 from trainctl.review.template_diff import shown, value_changes
@@ -18,13 +18,14 @@ def _cost(summary: WorkloadSummary | None) -> str:
     if summary is None:
         return "-"
     fallbacks = summary.fallback_cost_per_hour_usd or {}
-    return money(summary.cost_per_hour_usd, sign=False) + "".join(f"<br>fallback {t}: {money(c, sign=False)}"
-                                                                 for t, c in fallbacks.items())
+    spot = bool(summary.spot)
+    return hourly(summary.cost_per_hour_usd, spot=spot) + "".join(f"<br>fallback {t}: {hourly(c, spot=spot)}"
+                                                                  for t, c in fallbacks.items())
 
 
 # What a workload change shows, in this order (its cost has columns of its own; gpus and efa follow the instances).
 COMPARED = ("instances", "fallback_instance_types", "image", "strategy", "hyperparameters", "inputs", "max_run",
-            "max_instance_count")
+            "max_instance_count", "spot")
 
 
 def summary_changes(old: WorkloadSummary, new: WorkloadSummary) -> list[str]:
@@ -68,22 +69,59 @@ def workload_changes(env: str, base: Assembly, head: Assembly) -> list[str]:
     return rows if len(rows) > 2 else ["No workload changes."]
 
 
-def other_changes(stacks: Mapping[str, Any]) -> list[str]:
-    """Every resource change but the losses (listed first), each changed value with its old and new value."""
-    words = {"WILL_CREATE": "added", "WILL_UPDATE": "changed", "WILL_REPLACE": "replaced",
-             "MAY_REPLACE": "may be replaced", "WILL_DESTROY": "removed", "WILL_ORPHAN": "orphaned"}
-    rows = ["| Stack | Resource | Type | Change | Values |", "|---|---|---|---|---|"]
-    for stack, diff in sorted(stacks.items()):
-        for change in diff["resources"]:
-            if change["type"] in STATEFUL_TYPES and change["impact"] in LOSSY:
-                continue
-            values = [_cell(c.text()) + (" (replaces it)" if c.replaces == "yes" else "")
-                      for c in value_changes(change)] + [_cell(o) for o in change["other"]]
-            rows.append(f"| {stack} | {change['id']} | {change['type']} | {words.get(change['impact'], change['impact'])} "
-                        f"| {'<br>'.join(values)} |")
-        if diff.get("permissionsBroadened"):
-            rows.append(f"| {stack} | (IAM) | | **permissions broadened** | see the permission changes below |")
+WORDS = {"WILL_CREATE": "added", "WILL_UPDATE": "changed", "WILL_REPLACE": "replaced", "MAY_REPLACE": "may be replaced",
+         "WILL_DESTROY": "removed", "WILL_ORPHAN": "orphaned"}
+
+
+def kind(resource_type: str) -> str:
+    """A resource type as a reviewer reads it: `IAM::Role` (AWS's own prefix left out), `Custom::AWS` as it is."""
+    return resource_type.removeprefix("AWS::")
+
+
+def _others(stacks: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """(stack, change) of every resource change but the stateful losses, which the report lists first."""
+    return [(stack, change) for stack, diff in sorted(stacks.items()) for change in diff["resources"]
+            if not (change["type"] in STATEFUL_TYPES and change["impact"] in LOSSY)]
+
+
+def other_counts(stacks: Mapping[str, Any]) -> str:
+    """`57 added (12 IAM::Role, 12 StepFunctions::StateMachine, ...), 2 changed`: the other changes in one line."""
+    by_word: dict[str, dict[str, int]] = {}
+    for _, change in _others(stacks):
+        kinds = by_word.setdefault(WORDS.get(change["impact"], change["impact"]), {})
+        kinds[kind(change["type"])] = kinds.get(kind(change["type"]), 0) + 1
+    parts = []
+    for word, kinds in by_word.items():
+        top = sorted(kinds.items(), key=lambda item: (-item[1], item[0]))
+        shown = ", ".join(f"{n} {k}" for k, n in top[:4]) + (", ..." if len(top) > 4 else "")
+        parts.append(f"{sum(kinds.values())} {word} ({shown})")
+    return "; ".join(parts) or "none"
+
+
+def other_changes(stacks: Mapping[str, Any], env: str = "", base: Assembly | None = None,
+                  head: Assembly | None = None) -> list[str]:
+    """Every resource change but the losses (listed first), each by the name its construct has in the app (the
+    workload first, for a workload's resources) and its kind, then its stack, the change, each changed value with its
+    old and new value, and the logical ID last."""
+    rows = ["| Resource | Kind | Stack | Change | Values | Logical ID |", "|---|---|---|---|---|---|"]
+    for stack, change in sorted(_others(stacks), key=lambda item: (item[0], _name(env, item[0], item[1]["id"],
+                                                                                  base, head))):
+        values = [_cell(c.text()) + (" (replaces it)" if c.replaces == "yes" else "")
+                  for c in value_changes(change)] + [_cell(o) for o in change["other"]]
+        rows.append(f"| {_cell(_name(env, stack, change['id'], base, head))} | {kind(change['type'])} | {stack} "
+                    f"| {WORDS.get(change['impact'], change['impact'])} | {'<br>'.join(values)} | `{change['id']}` |")
+    rows += [f"| (IAM) | | {stack} | **permissions broadened** | see the permission changes | |"
+             for stack, diff in sorted(stacks.items()) if diff.get("permissionsBroadened")]
     return rows if len(rows) > 2 else ["No other resource changes."]
+
+
+def _name(env: str, stack: str, resource: str, base: Assembly | None, head: Assembly | None) -> str:
+    """The resource's construct path (`gpt-smddp/ExecutionRole`) in the revision that has it, else its logical ID."""
+    for side in (head, base):
+        path = side.path(env, stack, resource) if side is not None else None
+        if path:
+            return path
+    return resource
 
 
 def _cell(text: Any) -> str:
@@ -107,11 +145,31 @@ def summary_tables(stacks: Mapping[str, Any], key: str) -> list[str]:
     return [f"| {' | '.join(header)} |", "|" + "---|" * len(header), *rows]
 
 
+PERMISSION_TABLES = {"iamStatements": "IAM statements", "managedPolicies": "Managed policy attachments",
+                     "securityGroupRules": "Security group rules"}
+_COUNTED = {"iamStatements": "IAM statements", "managedPolicies": "managed policy attachments",
+            "securityGroupRules": "security group rules"}
+
+
+def permission_counts(stacks: Mapping[str, Any]) -> str:
+    """`14 IAM statements, 6 security group rules` added or removed (a table's rows below its header); `none`."""
+    counts = {label: sum(max(len(diff.get(key) or []) - 1, 0) for diff in stacks.values())
+              for key, label in _COUNTED.items()}
+    return ", ".join(f"{n} {label}" for label, n in counts.items() if n) or "none"
+
+
+def workload_counts(env: str, base: Assembly, head: Assembly) -> str:
+    """`2 added, 1 changed`: the environment's workload changes in one line; `none`."""
+    before, after = base.workloads(env), head.workloads(env)
+    counts = {"added": len(set(after) - set(before)), "removed": len(set(before) - set(after)),
+              "changed": sum(1 for name in set(before) & set(after) if before[name] != after[name])}
+    return ", ".join(f"{n} {word}" for word, n in counts.items() if n) or "none"
+
+
 def permission_changes(stacks: Mapping[str, Any]) -> list[str]:
     """The IAM statements, managed-policy attachments and security group rules a change adds (+) or removes (-)."""
     out = []
-    for key, title in (("iamStatements", "IAM statements"), ("managedPolicies", "Managed policy attachments"),
-                       ("securityGroupRules", "Security group rules")):
+    for key, title in PERMISSION_TABLES.items():
         table = summary_tables(stacks, key)
         if table:
             out += [f"{title} (+ added, - removed):", "", *table, ""]

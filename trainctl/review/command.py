@@ -13,7 +13,7 @@ from trainctl.common.lookup import project_of
 from trainctl.review.acknowledgments import load_acknowledgments
 from trainctl.review.assembly import read_assembly
 from trainctl.review.errors import ReviewError
-from trainctl.review.report import render
+from trainctl.review.report import build
 from trainctl.review.revisions import default_base, synthesize, worktree
 from trainctl.review.template_diff import template_diffs
 
@@ -39,9 +39,19 @@ def review(args: argparse.Namespace) -> int:
         print(f"review stopped: {error}", file=sys.stderr)
         return 2
     warnings = _validation_warnings(project)
-    report, code = render(base_ref, base, head, diffs, entries, warnings)
-    sys.stdout.write(report)
-    return code
+    report = build(base_ref, base, head, diffs, entries, warnings)
+    sys.stdout.write(report.full())
+    if args.comment is not None:
+        elsewhere = (f"the full report is [the job summary]({args.full_report_url})" if args.full_report_url else
+                     "the full report is `trainctl review`'s output (the job summary, in CI)")
+        Path(args.comment).write_text(report.fit(COMMENT_BUDGET, elsewhere + "."))
+    return report.status
+
+
+# GitHub refuses a comment body over 65,536 characters ("Body is too long (maximum is 65536 characters)": the REST API's
+# 422, danger/danger#424). The budget leaves room for the marker and the line scripts/post_review.sh adds.
+GITHUB_COMMENT_LIMIT = 65_536
+COMMENT_BUDGET = GITHUB_COMMENT_LIMIT - 1_536
 
 
 def _validation_warnings(project: Project) -> list[str]:
@@ -57,4 +67,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("review", help="compare the working tree with a base revision: a Markdown report for pull requests")
     p.add_argument("--base", default=None, help="commit or branch to compare with (default: the merge base with the "
                    "main branch)")
+    p.add_argument("--comment", type=Path, default=None, metavar="FILE",
+                   help="also write the report as it fits a pull-request comment (GitHub takes 65,536 characters): "
+                        "the summary and every failing finding, details left out largest first")
+    p.add_argument("--full-report-url", default=None, metavar="URL",
+                   help="where the full report is (the workflow run's summary), linked from the comment")
     p.set_defaults(func=review)

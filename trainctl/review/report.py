@@ -1,17 +1,31 @@
-"""The review as one Markdown report: what would fail or lose data first and loud, each with the acknowledgment that
-would accept it; then each environment's changes (changes.py); then the checks. The exit status is 1 while any of
-the loud ones is not acknowledged."""
+"""The review as one Markdown report: a summary per environment, then what would fail or lose data, first and loud,
+each with the acknowledgment that would accept it; then each environment's changes (changes.py), the long ones in
+collapsed sections; then the checks. The exit status is 1 while any of the loud ones is not acknowledged.
+
+The report is a list of parts (`Part`): what a reviewer must see (the summary, every failing finding, the workloads)
+and details. `Report.fit` gives the same report within a size (a pull-request comment's), leaving out details,
+largest first, with a pointer to where the full report is.
+"""
 
 from __future__ import annotations
 
+import html
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from trainctl.common.money import SPOT_NOTE
 from trainctl.project.schedule_report import review_lines
 from trainctl.review.acknowledgments import ACKNOWLEDGMENTS, acknowledged
 from trainctl.review.assembly import Assembly
-from trainctl.review.changes import other_changes, permission_changes, workload_changes
+from trainctl.review.changes import (
+    other_changes,
+    other_counts,
+    permission_changes,
+    permission_counts,
+    workload_changes,
+    workload_counts,
+)
 from trainctl.review.findings import LOSSY, BlockedExport, Loss, Unretained, blocked_exports, losses, unretained
 from trainctl.review.names import NameClash, departed_line, departed_stacks, name_clashes
 from trainctl.review.template_diff import ValueChange
@@ -49,25 +63,95 @@ def _open(changes: list[C], entries: Entries) -> list[C]:
     return [c for c in changes if acknowledged(c, entries) is None]
 
 
+@dataclass(frozen=True)
+class Part:
+    """Lines of the report: always shown (`title` None), or a detail, collapsed under its title, that a report which
+    must fit a size may leave out."""
+
+    lines: list[str]
+    title: str | None = None
+
+    def markdown(self, *, left_out: str | None = None) -> list[str]:
+        if self.title is None:
+            return self.lines
+        body = [left_out] if left_out is not None else self.lines
+        return [f"<details><summary>{html.escape(self.title, quote=False)}</summary>", "", *body, "", "</details>", ""]
+
+
+@dataclass
+class Report:
+    parts: list[Part] = field(default_factory=list)
+    status: int = 0
+
+    def full(self) -> str:
+        return "\n".join(line for part in self.parts for line in part.markdown()) + "\n"
+
+    def fit(self, limit: int, elsewhere: str) -> str:
+        """The report in at most `limit` characters: details left out, largest first, each saying where it is
+        (`elsewhere`, e.g. a link to the full report); if what must be seen is still too long, cut at a line."""
+        note = f"Left out here to fit a comment: {elsewhere}"
+        left_out: set[int] = set()
+        by_size = sorted((i for i, p in enumerate(self.parts) if p.title is not None),
+                         key=lambda i: -sum(len(line) + 1 for line in self.parts[i].lines))
+
+        def text() -> str:
+            return "\n".join(line for i, part in enumerate(self.parts)
+                             for line in part.markdown(left_out=note if i in left_out else None)) + "\n"
+
+        out = text()
+        for index in by_size:
+            if len(out) <= limit:
+                return out
+            left_out.add(index)
+            out = text()
+        if len(out) <= limit:
+            return out
+        cut = f"\n**The report is cut here to fit a comment.** {elsewhere}\n"
+        return out[:max(out.rfind("\n", 0, limit - len(cut)), 0)] + cut
+
+
 def render(base_ref: str, base: Assembly, head: Assembly, diffs: dict[str, dict[str, Any]],
            entries: Entries, warnings: list[str]) -> tuple[str, int]:
-    """The report, and the review's exit status (1 while a finding is not acknowledged)."""
+    """The full report, and the review's exit status (1 while a finding is not acknowledged)."""
+    report = build(base_ref, base, head, diffs, entries, warnings)
+    return report.full(), report.status
+
+
+def build(base_ref: str, base: Assembly, head: Assembly, diffs: dict[str, dict[str, Any]],
+          entries: Entries, warnings: list[str]) -> Report:
+    """The report's parts and the review's exit status."""
     found = Findings.of(base, head, diffs)
     open_ = found.unacknowledged(entries)
-    out = [f"## Infrastructure review against `{base_ref[:12]}`", ""]
-    out += _blocked_exports(open_.blocked)
-    out += _name_clashes(open_.clashes, base)
-    out += _departed_stacks(base, head)
-    out += _unretained(open_.unretained)
-    out += _losses(open_.lost, base)
-    out += _acknowledged(found, entries)
+    envs = sorted(set(base.templates) | set(head.templates))
+    loud = [*_blocked_exports(open_.blocked), *_name_clashes(open_.clashes, base), *_departed_stacks(base, head),
+            *_unretained(open_.unretained), *_losses(open_.lost, base), *_acknowledged(found, entries)]
     if not found.lost:
-        out += ["No stateful resource (file system, bucket, key, repository, log group, VPC, subnet) is replaced or "
-                "removed.", ""]
-    for env in sorted(set(base.templates) | set(head.templates)):
-        out += _environment(env, base, head, diffs)
-    out += _checks(head, [*warnings, *_unmatched(entries, found)])
-    return "\n".join(out) + "\n", 1 if open_.all() else 0
+        loud += ["No stateful resource (file system, bucket, key, repository, log group, VPC, subnet) is replaced or "
+                 "removed.", ""]
+    parts = [Part([f"## Infrastructure review against `{base_ref[:12]}`", "", *_verdict(open_),
+                   *_summary(envs, base, head, diffs), *loud])]
+    for env in envs:
+        parts += _environment(env, base, head, diffs)
+    parts += _checks(head, [*warnings, *_unmatched(entries, found)])
+    return Report(parts, 1 if open_.all() else 0)
+
+
+def _verdict(open_: Findings) -> list[str]:
+    count = len(open_.all())
+    if count:
+        return [f"**:no_entry: {count} finding(s) below fail the review until fixed or acknowledged in "
+                f"`{ACKNOWLEDGMENTS}`.**", ""]
+    return ["Nothing in this change fails the review.", ""]
+
+
+def _summary(envs: list[str], base: Assembly, head: Assembly, diffs: dict[str, dict[str, Any]]) -> list[str]:
+    """One row per environment: what its workloads, resources and permissions do."""
+    rows = ["| Environment | Workloads | Other resources | Permissions |", "|---|---|---|---|"]
+    for env in envs:
+        state = " (new)" if env not in base.templates else " (removed from the app)" if env not in head.templates else ""
+        rows.append(f"| {env}{state} | {workload_counts(env, base, head)} | {other_counts(diffs.get(env, {}))} "
+                    f"| {permission_counts(diffs.get(env, {}))} |")
+    return [*rows, ""]
 
 
 def _yaml(changes: Sequence[Change]) -> list[str]:
@@ -152,18 +236,28 @@ def _unmatched(entries: Entries, found: Findings) -> list[str]:
             for entry in entries if not any(acknowledged(change, [entry]) for change in changes)]
 
 
-def _environment(env: str, base: Assembly, head: Assembly, diffs: dict[str, dict[str, Any]]) -> list[str]:
-    """One environment's changes: workloads, schedules and budget, other resources, permissions, and placement."""
+def _environment(env: str, base: Assembly, head: Assembly, diffs: dict[str, dict[str, Any]]) -> list[Part]:
+    """One environment's changes: workloads, schedules and budget, then (collapsed) the other resources, the
+    permissions, and where each workload lives."""
+    stacks = diffs.get(env, {})
     where = {name: placed.stack for name, placed in head.workloads(env).items()}
-    return [f"### {env}", "", "#### Workloads", "", *workload_changes(env, base, head), "",
-            "#### Schedules and monthly budget", "",
-            *review_lines(base.templates.get(env, {}), head.templates.get(env, {})), "",
-            "#### Other resource changes", "", *other_changes(diffs.get(env, {})), "",
-            "#### Permission changes", "", *permission_changes(diffs.get(env, {})),
-            "#### Where each workload lives", "",
-            ", ".join(f"{name}: {stack}" for name, stack in sorted(where.items())) or "no workloads", ""]
+    before, after = base.workloads(env), head.workloads(env)
+    spot = any(placed.summary.spot for name in set(before) | set(after) if before.get(name) != after.get(name)
+               for placed in (before.get(name), after.get(name)) if placed is not None)
+    return [Part([f"### {env}", "", "#### Workloads", "", *workload_changes(env, base, head), "",
+                  *([SPOT_NOTE, ""] if spot else []), "#### Schedules and monthly budget", "",
+                  *review_lines(base.templates.get(env, {}), head.templates.get(env, {})), ""]),
+            Part(["#### Other resource changes", "", *other_changes(stacks, env, base, head)],
+                 f"Other resource changes in {env}: {other_counts(stacks)}"),
+            Part(["#### Permission changes", "", *permission_changes(stacks)],
+                 f"Permission changes in {env}: {permission_counts(stacks)}"),
+            Part(["#### Where each workload lives", "",
+                  ", ".join(f"{name}: {stack}" for name, stack in sorted(where.items())) or "no workloads"],
+                 f"Where each workload lives in {env}")]
 
 
-def _checks(head: Assembly, warnings: list[str]) -> list[str]:
-    return ["### Checks", "", f"- cdk-nag (this revision): {head.nag or 'no validation report'}",
-            *[f"- warning: {w}" for w in warnings]]
+def _checks(head: Assembly, warnings: list[str]) -> list[Part]:
+    parts = [Part(["### Checks", "", f"- cdk-nag (this revision): {head.nag or 'no validation report'}", ""])]
+    if warnings:
+        parts.append(Part([f"- warning: {w}" for w in warnings], f"{len(warnings)} warning(s) of validation"))
+    return parts

@@ -46,7 +46,11 @@ from typing import Any
 from compiler.compilation.request import TAG_EXECUTION
 from compiler.errors import SpecError
 from compiler.facts.run_metrics import JOBS_NAMESPACE
+from compiler.inputs.environments import Environment
+from compiler.inputs.model import Workload
+from compiler.inputs.project import Project
 from compiler.spec import load_workload
+from compiler.spec.loading import ENVIRONMENTS_KEY
 from compiler.state_machine.asl import json_objects
 from trainctl.common.aws import Clients, aws_errors
 from trainctl.common.errors import problem
@@ -102,6 +106,28 @@ def write_seed(clients: SmokeClients, target: Target, uri: str, nonce: str) -> N
     except (BotoCoreError, ClientError) as error:
         raise problem(f"could not write the seed s3://{bucket}/{key}: {error}; the credentials need s3:PutObject "
                       f"there and kms:GenerateDataKey on environment {target.env.name}'s key") from None
+
+
+def smoke_workload(project: Project, env: Environment, name: str) -> Workload:
+    """The smoke workload as it deploys to `env`; where it does not (a new environment), a refusal that names the lines
+    to add: the spec's `environments:` entry (with a file system, its FSx channel) and the dataset `smoke` it reads."""
+    try:
+        return load_workload(project, name, env)
+    except SpecError as error:
+        if not any(p.field == ENVIRONMENTS_KEY and "does not deploy" in p.message for p in error.problems):
+            raise
+    lines = [f"  {env.name}: {{}}"]
+    if env.has_fsx:  # the FSx channel reads the dataset `smoke` through the file system
+        lines = [f"  {env.name}:", "    inputs:", f"      {CHANNEL}: datasets/smoke/", "      fsx: {file_system_type: "
+                 "FSxLustre, directory_path: /datasets/smoke, file_system_access_mode: ro}"]
+    readers = (WORKLOAD, GPU_WORKLOAD)
+    granted = env.datasets.get("smoke")
+    if granted is None or not granted.readers.issuperset(readers):  # both channels read the data bucket's dataset
+        lines.append(f'and in cdk.json, under {env.name}\'s datasets: "smoke": {{"readers": ["{WORKLOAD}", '
+                     f'"{GPU_WORKLOAD}"]}}')
+    raise problem(f"{name} does not deploy to environment {env.name}: there is nothing to smoke-test there yet. Add "
+                  f"under environments: in workloads/{name}.yaml\n" + "\n".join(lines) +
+                  f"\nthen `trainctl validate` and deploy it: `npx cdk deploy '{env.name}/*'`")
 
 
 def run_name() -> str:
@@ -205,7 +231,7 @@ def smoke(args: argparse.Namespace, sleep: Callable[[float], None] = time.sleep)
         raise problem("--timeout must be above 0 seconds, --interval and --metrics-wait at least 0 (finite numbers)")
     project = project_of(args)
     env = environment(project, args.env)
-    workload = load_workload(project, GPU_WORKLOAD if args.gpu else WORKLOAD, env)
+    workload = smoke_workload(project, env, GPU_WORKLOAD if args.gpu else WORKLOAD)
     target = Target(env, workload.name)
     clients = SmokeClients(env, args.profile)
     uri = channel_uri(clients, target)

@@ -110,6 +110,12 @@ RENAMED = {
     "image_name": "image_uri",
 }
 
+_REQUIREMENTS = ("the SDK ignores it silently. The framework containers pip-install requirements.txt from the top of "
+                 "source_dir when the job starts, but under network isolation (the default) pip reaches no package "
+                 "index: every line must already be in the image, which validate checks. Bake the packages into an "
+                 "image of this project (image: {repository: NAME}), or turn isolation off with a reason and an egress "
+                 "path (docs/workload-spec.md#packages-the-job-needs)")
+
 # Names the SDK swallows in **kwargs and ignores without a word: say what the writer most likely meant.
 LOOKALIKES = {
     "env": ("environment", "the SDK ignores `env` silently, so these variables would never reach the job"),
@@ -125,10 +131,8 @@ LOOKALIKES = {
     "volume_size_in_gb": ("volume_size", "the SDK ignores it silently"),
     "enable_sagemaker_metrics_time_series": ("enable_sagemaker_metrics", "the request field's name; the SDK ignores it "
                                              "silently"),
-    "requirements_file": ("", "the SDK ignores it silently; put requirements.txt at the top of source_dir: the "
-                          "framework containers pip-install it before the entry point starts"),
-    "requirements": ("", "the SDK ignores it silently; put requirements.txt at the top of source_dir: the framework "
-                     "containers pip-install it before the entry point starts"),
+    "requirements_file": ("", _REQUIREMENTS),
+    "requirements": ("", _REQUIREMENTS),
     # SDK v1's TensorFlow legacy-mode arguments (AWS's older notebooks): v2 takes them in **kwargs and drops them
     "script_mode": ("", "is SDK v1's; v2 always runs script mode and ignores it silently: remove it"),
     "training_steps": ("hyperparameters", "SDK v1's legacy argument, which v2 ignores silently: pass it as "

@@ -90,3 +90,31 @@ def test_a_strict_script_runs_with_smoke(strict_spec: Path, tmp_path: Path, caps
     out, err = capsys.readouterr()
     assert code == 0, out + err
     assert "epochs 1 world 1 hosts ['algo-1']" in out
+
+
+def test_without_torch_it_stops_first_with_the_install_command(strict_spec: Path, monkeypatch, capsys) -> None:
+    """The quick start installs what synth needs, not PyTorch: run-local says so before preparing anything."""
+    from trainctl.local import differences
+
+    real = differences.importlib.util.find_spec
+    monkeypatch.setattr(differences.importlib.util, "find_spec", lambda name: None if name == "torch" else real(name))
+    code = main(["--project-dir", str(strict_spec.parents[1]), "run-local", str(strict_spec)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("error: run-local needs torch in this Python")
+    assert "-m pip install" in err and "-r training/requirements.txt" in err and "Traceback" not in err
+    assert not (strict_spec.parents[1] / "build").exists()  # nothing was prepared
+
+
+def test_the_jobs_requirements_and_framework_version_that_differ_here_are_notes(strict_spec: Path,
+                                                                                tmp_path: Path) -> None:
+    import torch
+
+    (strict_spec.parent / "code" / "requirements.txt").write_text("surely-not-installed-i36\nnumpy\n")
+    _, notes = prepared(str(strict_spec), "--output", str(tmp_path / "run"), project=strict_spec.parents[1])
+    (pip,) = [n for n in notes if "pip-installs" in n]
+    assert "workloads/code/requirements.txt" in pip and "surely-not-installed-i36" in pip and "numpy" not in pip
+    assert "-m pip install -r workloads/code/requirements.txt" in pip
+    versions = [n for n in notes if n.startswith("the job runs torch")]
+    if torch.__version__.split("+")[0] != "2.3.0":  # the spec's framework_version
+        assert versions == [f"the job runs torch 2.3.0 (the PyTorch 2.3.0 training image); this Python has torch "
+                            f"{torch.__version__}: what changed between them can change the run"]

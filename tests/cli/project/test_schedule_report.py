@@ -113,3 +113,26 @@ def test_without_prices_in_the_region_the_review_and_budget_say_so(tmp_path: Pat
     assert facts is not None and facts["prices"].startswith("no verified us-west-2 prices")
     assert cost_lines({}, _templates(facts, None), date(2027, 1, 1))[-1].startswith(
         "Prices after: no verified us-west-2 prices: run `trainctl prices --region us-west-2`")
+
+
+SPOT = {"use_spot_instances": True, "max_wait": 7200, "checkpoints": True}
+
+
+def test_a_spot_workloads_costs_are_labelled_as_on_demand_ceilings(tmp_path: Path) -> None:
+    """No offline source gives SageMaker's managed spot rate (issue 36): the on-demand list price is the most an hour
+    costs, and every cost of a spot workload says so, in the summary and the review alike."""
+    from trainctl.project.summary import workload_rows
+
+    spot = _workload(tmp_path, "cron(0 2 ? * MON-FRI *)", **SPOT)
+    lines = summary_lines([spot], DEV, NOW)
+    assert ("| demo | `cron(0 2 ? * MON-FRI *)` | UTC | 2027-01-05 02:00 UTC, 2027-01-06 02:00 UTC | 23 "
+            "| ≤ $3.03 spot (on-demand ceiling) | ≤ $69.69 spot (on-demand ceiling) |") in lines
+    [_, _, row, _] = workload_rows(["demo"], {"demo": spot}, {"demo": "Workloads07"}, "us-east-1")
+    assert row.split(" | ")[-1] == "≤ 1.51 spot (on-demand ceiling) |"  # $1.515 an hour, two places
+    facts = schedules.describe_schedule(spot, DEV)
+    new = _templates(facts, None)
+    new["Runs"]["Resources"]["M"] = _machine(tmp_path, **SPOT)
+    lines = cost_lines(_templates(None, None), new, date(2027, 1, 1))
+    assert "| demo | - | none | no schedule | up to ≤ $69.69 spot (on-demand ceiling) |" in lines
+    assert "| demo | - | `cron(0 2 ? * MON-FRI *)` UTC: 23 runs, up to ≤ $69.69 spot (on-demand ceiling) |" in \
+        review_lines(_templates(None, None), new, date(2027, 1, 1))

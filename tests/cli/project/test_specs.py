@@ -94,3 +94,31 @@ def test_outside_a_project_the_message_says_so(tmp_path):
     result = run("validate", cwd=tmp_path)
     assert result.returncode == 1
     assert "no cdk.json here or in a parent folder" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_validate_names_the_workloads_a_new_environment_skips_and_the_line_that_adds_one(tmp_path):
+    """Issue 36: a new environment counted 4 of 7 workloads without saying which three it skips, or why."""
+    from tests.project import project_copy
+
+    root = project_copy(tmp_path)
+    settings = json.loads((root / "cdk.json").read_text())
+    envs = settings["context"]["training-platform:environments"]
+    envs["staging"] = {**{k: v for k, v in envs["dev"].items() if k != "fsx"}, "account": "333333333333",
+                       "vpc_cidr": "10.40.0.0/16"}
+    envs["lean"] = {**envs["staging"], "account": "444444444444", "default_workloads": ["gpt-smddp"]}
+    (root / "cdk.json").write_text(json.dumps(settings))
+    context = json.loads((root / "cdk.context.json").read_text())
+    for account in ("333333333333", "444444444444"):
+        context[f"availability-zones:account={account}:region=us-east-1"] = ["us-east-1a", "us-east-1b"]
+    (root / "cdk.context.json").write_text(json.dumps(context))
+    result = run("--project-dir", str(root), "validate")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    # the workloads whose environments: blocks name dev and prod only (workloads/*.yaml)
+    blocks = "gpt-torchrun-fsx, platform-smoke, platform-smoke-gpu"
+    assert "dev: 7, prod: 7, staging: 4, lean: 1" in lines[0]
+    assert f"  staging skips {blocks} (their environments: blocks do not name staging; add `staging: {{}}` there to " \
+        "deploy one)" in lines
+    assert f"  lean skips {blocks} (their environments: blocks do not name lean; add `lean: {{}}` there to deploy " \
+        "one); and gpt-finetune-single, gpt-horovod-mpi, gpt-smp-v1 (not in its default_workloads in cdk.json)" in lines
+    assert not any(line.startswith("  dev skips") for line in lines)

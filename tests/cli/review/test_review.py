@@ -272,8 +272,8 @@ def test_a_nested_change_that_replaces_is_a_loss_though_the_engine_says_update()
 def test_an_update_in_place_shows_the_values_before_and_after() -> None:
     report, code = _review({"Fs": _file_system("PERSISTENT_2", 2400)}, {"Fs": _file_system("PERSISTENT_2", 4800)})
     assert code == 0
-    (row,) = [x for x in report.splitlines() if x.startswith("| Storage | Fs |")]
-    assert row.endswith("| changed | StorageCapacity: 2400 -> 4800 |")
+    (row,) = [x for x in report.splitlines() if x.startswith("| Fs | FSx::FileSystem | Storage |")]
+    assert row.endswith("| changed | StorageCapacity: 2400 -> 4800 | `Fs` |")
 
 
 def _machine(summary: dict[str, Any]) -> dict[str, Any]:
@@ -380,7 +380,7 @@ def test_a_custom_resource_whose_values_change_inside_an_intrinsic_is_changed_wi
     NO_CHANGE; the review says changed, and shows the tag before and after."""
     report, code = _review({"Copy": _image_copy("ddf936d7")}, {"Copy": _image_copy("36e232f2")})
     assert code == 0
-    (row,) = [x for x in report.splitlines() if x.startswith("| Storage | Copy |")]
+    (row,) = [x for x in report.splitlines() if x.startswith("| Copy | Custom::CDKECRDeployment | Storage |")]
     assert "| changed |" in row and "NO_CHANGE" not in row
     assert "ddf936d7" in row and "36e232f2" in row
 
@@ -396,3 +396,18 @@ def test_a_changed_value_is_shown_whole_up_to_80_characters_then_by_the_part_tha
         f"P: {'x' * 67}{'a' * 12}… -> {'y' * 67}{'a' * 12}…")
     assert ValueChange("P", "x" * 68 + tail, "y" * 68 + tail, "no").text() == "P"  # the part: 81
     assert ValueChange("P", None, {"a": 1}, "no").text() == 'P: none -> {"a":1}'
+
+
+def test_a_spot_workloads_price_is_its_on_demand_ceiling_labelled_so() -> None:
+    """Issue 36: no offline source gives the managed spot rate; the review labels the on-demand price a ceiling."""
+    summary = {"name": "demo", "instances": [{"type": "ml.g5.2xlarge", "count": 1}], "strategy": "none",
+               "cost_per_hour_usd": 1.515, "spot": True, "fallback_cost_per_hour_usd": {"ml.g5.4xlarge": 2.03}}
+    base = Assembly({"dev": {"Workloads01": {"Resources": {}}}})
+    head = Assembly({"dev": {"Workloads01": {"Resources": {"M": _machine(summary)}}}})
+    [_, _, row] = workload_changes("dev", base, head)
+    assert row.endswith("| - | ≤ 1.51 spot (on-demand ceiling)<br>fallback ml.g5.4xlarge: ≤ 2.03 spot (on-demand "
+                        "ceiling) |")
+    report, _ = render("abc", base, head, template_diffs(ROOT, base, head), [], [])
+    assert "Spot workloads show the on-demand list price as the most an hour costs" in report
+    plain = Assembly({"dev": {"Workloads01": {"Resources": {"M": _machine({**summary, "spot": None})}}}})
+    assert "spot" not in workload_changes("dev", base, plain)[2]

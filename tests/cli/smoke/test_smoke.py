@@ -17,18 +17,21 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import boto3
 import pytest
 
 from compiler import state_machine as sm
+from compiler.errors import SpecError
+from compiler.inputs.project import Project
 from compiler.state_machine.asl import json_objects
 from tests.cli.cloud import CloudSageMaker
 from tests.cli.conftest import DEV
 from tests.compiler.state_machine.harness import Deployed, type_requests
 from tests.compiler.state_machine.sagemaker_sync import completes, fails, installed
-from tests.project import ROOT, loaded
+from tests.project import ROOT, loaded, project_copy
 from trainctl.common.verdicts import FAIL, PASS, SKIP, Result
 from trainctl.run.follow import LogLine
 from trainctl.run.history import Launch
@@ -582,3 +585,56 @@ def test_the_spec_feeds_the_metric_the_command_reads() -> None:
     for path in sorted((ROOT / "workloads").glob("platform-smoke*.yaml")):
         text = path.read_text()
         assert '{Name: "smoke:passed", Regex: "smoke_passed=([0-9.]+)"}' in text, path
+
+
+def _with_new_environment(tmp_path: Path, fsx: bool) -> Project:
+    """The repository's project with an environment `staging` that no workload's environments: block names yet."""
+    root = project_copy(tmp_path)
+    settings = json.loads((root / "cdk.json").read_text())
+    envs = settings["context"]["training-platform:environments"]
+    envs["staging"] = {**{k: v for k, v in envs["dev"].items() if k != "fsx" or fsx}, "account": "333333333333",
+                       "vpc_cidr": "10.40.0.0/16", "datasets": {}}
+    (root / "cdk.json").write_text(json.dumps(settings))
+    context = json.loads((root / "cdk.context.json").read_text())
+    context["availability-zones:account=333333333333:region=us-east-1"] = ["us-east-1a", "us-east-1b"]
+    (root / "cdk.context.json").write_text(json.dumps(context))
+    return Project(root)
+
+
+@pytest.mark.parametrize("fsx", [False, True])
+def test_a_new_environment_is_refused_naming_the_lines_to_add(tmp_path, fsx) -> None:
+    project = _with_new_environment(tmp_path, fsx)
+    env = project.environments()["staging"]
+    with pytest.raises(SpecError) as refused:
+        smoke.smoke_workload(project, env, smoke.WORKLOAD)
+    text = str(refused.value)
+    assert "platform-smoke does not deploy to environment staging" in text
+    assert "under environments: in workloads/platform-smoke.yaml" in text and "npx cdk deploy 'staging/*'" in text
+    dataset = '\nand in cdk.json, under staging\'s datasets: "smoke": {"readers": ["platform-smoke", "platform-smoke-gpu"]}\n'
+    assert dataset in text  # both the S3 channel and the FSx one read the data bucket's datasets/smoke/
+    if fsx:
+        assert "directory_path: /datasets/smoke" in text
+    else:
+        assert "\n  staging: {}" + dataset in text
+    # following it word for word makes the workload deploy there
+    spec = project.root / "workloads" / "platform-smoke.yaml"
+    block = text.split("platform-smoke.yaml\n", 1)[1].split("\nand in cdk.json", 1)[0]
+    spec.write_text(spec.read_text().replace("\nmetric_definitions:", f"\n{block}\nmetric_definitions:", 1))
+    settings = json.loads((project.root / "cdk.json").read_text())
+    settings["context"]["training-platform:environments"]["staging"]["datasets"]["smoke"] = {
+        "readers": ["platform-smoke", "platform-smoke-gpu"]}
+    (project.root / "cdk.json").write_text(json.dumps(settings))
+    fresh = Project(project.root)
+    assert smoke.smoke_workload(fresh, fresh.environments()["staging"], smoke.WORKLOAD).name == "platform-smoke"
+
+
+def test_a_new_environment_that_grants_the_dataset_already_is_asked_for_the_spec_line_only(tmp_path) -> None:
+    project = _with_new_environment(tmp_path, fsx=False)
+    settings = json.loads((project.root / "cdk.json").read_text())
+    settings["context"]["training-platform:environments"]["staging"]["datasets"]["smoke"] = {
+        "readers": ["platform-smoke-gpu", "platform-smoke", "someone-else"]}
+    (project.root / "cdk.json").write_text(json.dumps(settings))
+    fresh = Project(project.root)
+    with pytest.raises(SpecError) as refused:
+        smoke.smoke_workload(fresh, fresh.environments()["staging"], smoke.WORKLOAD)
+    assert "\n  staging: {}\nthen `trainctl validate`" in str(refused.value) and "cdk.json" not in str(refused.value)

@@ -221,8 +221,10 @@ STRATEGY_CASES = [
     Case("none (single node)", _spec(
         "gpt-single", **PYTORCH_2_3, instance_type="ml.g5.2xlarge", hyperparameters=EVERY_JSON_TYPE,
     )),
-    Case("none (TensorFlow: model_dir in S3)", _spec(
+    # the S3 default only where the job may write S3 itself: isolated, it is refused (compiler/rules/model_dir.py)
+    Case("none (TensorFlow: model_dir in S3, isolation off)", _spec(
         "resnet-single", **TENSORFLOW, instance_type="ml.g5.2xlarge", hyperparameters={"epochs": 1},
+        enable_network_isolation=False, network_isolation_off_reason="saves its model to S3 itself (model_dir)",
     )),
     Case("TensorFlow model_dir: false", _spec(
         "resnet-no-model-dir", **TENSORFLOW, instance_type="ml.g5.2xlarge", model_dir=False,

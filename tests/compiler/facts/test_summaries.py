@@ -55,7 +55,9 @@ def test_a_run_summary_is_read_only_where_it_is_one() -> None:
 
 def test_the_template_metadata_holds_the_workload_summary_by_its_names(make, envs) -> None:
     written = workload_summary(make(), envs["dev"])
-    assert set(written) == set(WORKLOAD_SUMMARY_KEYS)
+    assert set(written) == set(WORKLOAD_SUMMARY_KEYS) - {"spot"}  # written only where true
+    spot = workload_summary(make(use_spot_instances=True, max_wait=86400, checkpoints=True), envs["dev"])
+    assert set(spot) == set(WORKLOAD_SUMMARY_KEYS) and WorkloadSummary.of(spot).spot is True
     read = WorkloadSummary.of(written)
     assert read.shape == "ml.p4d.24xlarge x 2" and read.hyperparameters == {"epochs": 3, "lr": 0.1, "name": "x"}
     assert WorkloadSummary.of({"name": "old"}).instances is None  # a base revision before the field

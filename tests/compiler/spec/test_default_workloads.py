@@ -61,3 +61,11 @@ def test_rendering_a_workload_the_environment_does_not_take_says_how(tmp_path: P
         load_workload(proj, "everywhere", proj.environments()["prod"])
     assert ("names no environments, and cdk.json's default_workloads of 'prod' does not take it; add prod to its "
             "environments:") in str(info.value)
+
+
+def test_a_workload_whose_block_does_not_name_the_environment_is_refused_naming_the_line(tmp_path: Path) -> None:
+    proj = project(tmp_path, [NAMED], lambda envs: envs.update(staging=STAGING))
+    with pytest.raises(SpecError) as info:
+        load_workload(proj, "named", proj.environments()["prod"])
+    assert ("does not deploy to environment 'prod' (its environments: staging, dev); to deploy it there, add the "
+            "line `  prod: {}` under environments:") in str(info.value)
