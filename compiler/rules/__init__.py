@@ -6,6 +6,7 @@ from compiler.inputs.environments import Environment
 from compiler.inputs.model import Workload
 from compiler.inputs.reader import Findings
 from compiler.rules import (  # noqa: F401 - registers rules
+    algorithms,
     bundle,
     compute,
     distribution,
@@ -20,6 +21,7 @@ from compiler.rules import (  # noqa: F401 - registers rules
     request,
     run,
     schedule,
+    scikit_learn,
     secret_refs,
     secrets,
     zones,
