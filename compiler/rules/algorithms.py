@@ -55,8 +55,8 @@ def algorithm_instance_count(w: Workload, f: Findings) -> None:
     if isinstance(a.multi_instance, MultiInstanceMode):
         m = a.multi_instance
         condition = f" (several only with hyperparameters.{m.hyperparameter}: {m.value}, on {m.processor.upper()} types)"
-    f.problem(field, f"{a.title} trains on a single instance{condition} ({a.source}): ask for "
-              f"{w.instance_count_ceiling} and the extra instances idle or the job fails; use one instance")
+    f.problem(field, f"{a.title} trains on a single instance{condition} ({a.source}), not "
+              f"{w.instance_count_ceiling}; use one instance")
 
 
 @workload_rule
