@@ -5,7 +5,7 @@ Its layers, lowest first; each imports only those below it (import-linter's `com
 
 - `errors`: problems a person can act on (where, which field, what to change);
 - `facts/`: the platform's own facts (instance catalog and prices, placeholders, run metrics, endpoint policies, DNS
-  firewall, sample values, the typed run and workload summaries);
+  firewall, sample values, the typed run and workload summaries, the built-in algorithms' documented interface);
 - `sdk/`: the SageMaker Python SDK v2 and botocore's model, mirrored without importing the SDK;
 - `inputs/`: every reader of what a project hands the compiler (cdk.json, zone lookups, strict YAML, the spec's
   keys in `inputs/spec/`, schedules, code folders) and the typed model a spec becomes;

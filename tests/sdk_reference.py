@@ -46,7 +46,7 @@ SOURCE_DIR = "s3://code-bucket/workloads/gpt/sourcedir.tar.gz"
 OUTPUT_PATH = "s3://output-bucket/gpt"
 TARBALL = "sourcedir.tar.gz"
 
-FRAMEWORKS = ("pytorch", "tensorflow", "huggingface", "generic")
+FRAMEWORKS = ("pytorch", "tensorflow", "huggingface", "xgboost", "sklearn", "generic")
 RUN_ID = _samples.RUN_VALUES[_ph.RUN_ID]
 FSX_MOUNT = _samples.DEPLOY_VALUES[_ph.FSX_MOUNT_NAME]
 
@@ -79,12 +79,15 @@ def _sagemaker() -> ModuleType:
     import sagemaker.debugger
     import sagemaker.estimator
     import sagemaker.huggingface
+    import sagemaker.image_uris
     import sagemaker.inputs
     import sagemaker.instance_group
     import sagemaker.pytorch
+    import sagemaker.sklearn
     import sagemaker.telemetry.telemetry_logging
     import sagemaker.tensorflow
     import sagemaker.utils
+    import sagemaker.xgboost
 
     global _RESOLVER
     _RESOLVER = sagemaker.utils._botocore_resolver
@@ -101,6 +104,8 @@ def estimator_class(framework: str) -> type:
         "pytorch": sagemaker.pytorch.PyTorch,
         "tensorflow": sagemaker.tensorflow.TensorFlow,
         "huggingface": sagemaker.huggingface.HuggingFace,
+        "xgboost": sagemaker.xgboost.XGBoost,
+        "sklearn": sagemaker.sklearn.SKLearn,
         "generic": sagemaker.estimator.Estimator,
     }
     if framework not in classes:
@@ -379,13 +384,23 @@ def _converted(key: str, value: Any, request: Mapping[str, Any]) -> Any:
     return copy.deepcopy(value)
 
 
+def algorithm_image_uri(image: Mapping[str, Any], region: str, instance_type: str | None) -> str:
+    """A built-in algorithm's image as the SageMaker Developer Guide has users get it, `image_uris.retrieve(algorithm,
+    region, version)`, with the job's instance type (offline: the catalog is the SDK's JSON, the ECR host botocore's)."""
+    with _offline():
+        uri: str = _sagemaker().image_uris.retrieve(image["algorithm"], region, version=image.get("version"),
+                                                    instance_type=instance_type)
+    return uri
+
+
 def estimator_arguments(spec: Mapping[str, Any], request: Mapping[str, Any],
-                        spec_dir: Path) -> tuple[str, dict[str, Any], dict[str, Any]]:
+                        spec_dir: Path, region: str = REGION) -> tuple[str, dict[str, Any], dict[str, Any]]:
     """The estimator class, arguments and fit() channels for the job a spec describes.
 
     `request` is our compiled request with placeholders filled: the values the platform owns (output
     path, checkpoint and TensorBoard locations, the project-built image) are read from it, so both sides
-    get the same ones; the role and network come from the same deploy-time values.
+    get the same ones; the role and network come from the same deploy-time values. A built-in algorithm's image
+    is the SDK's own `image_uris.retrieve` in `region`, never ours.
     """
     kwargs: dict[str, Any] = {}
     for key, value in spec.items():
@@ -407,7 +422,10 @@ def estimator_arguments(spec: Mapping[str, Any], request: Mapping[str, Any],
         kwargs["encrypt_inter_container_traffic"] = True  # the environment's policy
     if request.get("EnableNetworkIsolation") and "enable_network_isolation" not in spec:
         kwargs["enable_network_isolation"] = True  # the platform's default (compiler/rules/isolation.py)
-    if "image" in spec:
+    image = spec.get("image")
+    if isinstance(image, Mapping) and "algorithm" in image:
+        kwargs["image_uri"] = algorithm_image_uri(image, region, spec.get("instance_type"))
+    elif image is not None:
         kwargs["image_uri"] = request["AlgorithmSpecification"]["TrainingImage"]  # the project-built image
     channels = {name: channel_arguments(channel) for name, channel in (spec.get("inputs") or {}).items()}
     return framework_of(spec), kwargs, channels

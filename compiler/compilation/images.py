@@ -1,7 +1,7 @@
-"""A workload's training image: an AWS framework image resolved for the environment's region, an explicit URI, or
-an image this project builds into one of its own ECR repositories (a deploy-time placeholder).
+"""A workload's training image: an AWS framework image or a built-in algorithm resolved for the environment's region,
+an explicit URI, or an image this project builds into one of its own ECR repositories (a deploy-time placeholder).
 
-Framework images are resolved from the pinned SDK's image catalog without importing the SDK
+Framework and algorithm images are resolved from the pinned SDK's image catalog without importing the SDK
 (`compiler.sdk.framework_images`), so synth and `validate` stay fast.
 """
 
@@ -14,9 +14,14 @@ from functools import cache
 from typing import Any
 
 from compiler.facts import placeholders
-from compiler.inputs.model import ProjectImage, UriImage, Workload
+from compiler.inputs.model import AlgorithmImage, ProjectImage, UriImage, Workload
 from compiler.sdk import sdk_rules
-from compiler.sdk.framework_images import cluster_image_instance_type, training_image_uri
+from compiler.sdk.framework_images import cluster_image_instance_type, retrieve, training_image_uri
+
+# The estimators whose constructors call `image_uris.retrieve(name, region, version=framework_version,
+# py_version=py_version, instance_type=instance_type, ...)` themselves (XGBoost, SKLearn), with the instance_type
+# argument as given: None for instance groups.
+RETRIEVING_ESTIMATORS = ("xgboost", "sklearn")
 
 _ECR_URI = re.compile(
     r"^(?P<account>\d{12})\.dkr\.ecr\.(?P<region>[a-z0-9-]+)\.amazonaws\.com(?P<cn>\.cn)?/(?P<repo>[^:@]+)(?:[:@].+)?$"
@@ -27,6 +32,8 @@ def framework_image(workload: Workload, region: str) -> str:
     """The AWS Deep Learning Container the SDK's estimator would pick; raises ImageNotFound when it has none."""
     e = workload.estimator
     compute = workload.compute
+    if e.framework in RETRIEVING_ESTIMATORS:
+        return retrieve(e.framework, region, e.framework_version, e.py_version, compute.instance_type)
     return training_image_uri(
         region=region, framework=e.framework, framework_version=e.framework_version, py_version=e.py_version,
         instance_type=compute.instance_type if compute.instance_type is not None
@@ -34,6 +41,13 @@ def framework_image(workload: Workload, region: str) -> str:
         distribution=dict(workload.distribution) or None, tensorflow_version=e.tensorflow_version,
         pytorch_version=e.pytorch_version,
     )
+
+
+def algorithm_image(image: AlgorithmImage, workload: Workload, region: str) -> str:
+    """A built-in algorithm's image in a region: `image_uris.retrieve(algorithm, region, version, instance_type=...)`,
+    the guide's call with the job's instance type, which picks the processor where the catalog lists processors (and
+    refuses a GPU type for a CPU-only image, as XGBoost 0.90-1 to 1.0-1 are). Raises ImageNotFound."""
+    return retrieve(image.algorithm, region, image.version, None, workload.compute.instance_type)
 
 
 def image_uri(workload: Workload, region: str) -> str:
@@ -45,6 +59,8 @@ def image_uri(workload: Workload, region: str) -> str:
         if image.tag:
             return placeholders.ref(placeholders.repository_key(image.repository)) + ":" + image.tag
         return placeholders.ref(placeholders.image_uri_key(image.repository))
+    if isinstance(image, AlgorithmImage):
+        return algorithm_image(image, workload, region)
     return framework_image(workload, region)
 
 

@@ -30,8 +30,12 @@ NETWORK_ISOLATION_DEFAULT = True
 # environment's real room; this bound only keeps counts finite for what iterates over them (cost ceilings per count).
 MAX_INSTANCE_COUNT = 2**15
 
-Framework = Literal["pytorch", "tensorflow", "huggingface", "generic"]
-FRAMEWORKS: tuple[str, ...] = ("pytorch", "tensorflow", "huggingface")
+Framework = Literal["pytorch", "tensorflow", "huggingface", "xgboost", "sklearn", "generic"]
+FRAMEWORKS: tuple[str, ...] = ("pytorch", "tensorflow", "huggingface", "xgboost", "sklearn")
+# The estimators whose containers launch the SDK's distribution strategies. XGBoost and SKLearn take no `distribution`
+# (their estimators drop it without a word; the XGBoost container distributes a script's work itself), and neither
+# does the generic Estimator.
+DISTRIBUTED_FRAMEWORKS: tuple[str, ...] = ("pytorch", "tensorflow", "huggingface")
 
 
 # ----------------------------------------------------------------------------------------------------- image
@@ -61,7 +65,17 @@ class ProjectImage:
     kind: Literal["repository"] = "repository"
 
 
-Image = FrameworkImage | UriImage | ProjectImage
+@dataclass(frozen=True)
+class AlgorithmImage:
+    """A SageMaker built-in algorithm (`image: {algorithm, version}`), run by the generic Estimator from the image
+    `image_uris.retrieve(algorithm, region, version)` names in each environment's region."""
+
+    algorithm: str  # the SDK's image catalog name: linear-learner, kmeans, xgboost, ...
+    version: str
+    kind: Literal["algorithm"] = "algorithm"
+
+
+Image = FrameworkImage | UriImage | ProjectImage | AlgorithmImage
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from compiler.inputs.environments import Environment
 from compiler.inputs.model import Workload
 from compiler.inputs.reader import Findings
 from compiler.rules import (  # noqa: F401 - registers rules
+    algorithms,
     bundle,
     compute,
     distribution,
@@ -26,6 +27,7 @@ from compiler.rules import (  # noqa: F401 - registers rules
     s3_datasets,
     s3_prefixes,
     schedule,
+    scikit_learn,
     secret_refs,
     secrets,
     zones,

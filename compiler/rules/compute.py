@@ -6,7 +6,7 @@ import dataclasses
 
 from compiler.compilation import strategies
 from compiler.facts import catalog
-from compiler.inputs.model import Compute, InstanceGroup, Workload
+from compiler.inputs.model import DISTRIBUTED_FRAMEWORKS, Compute, InstanceGroup, Workload
 from compiler.inputs.reader import Findings
 from compiler.rules.registry import workload_rule
 from compiler.sdk import sdk_instances
@@ -38,7 +38,7 @@ def multi_node_jobs_use_efa(w: Workload, f: Findings) -> None:
                    f"with {group.instance_type}, which has no EFA: inter-node traffic goes over TCP; pick an EFA type "
                    "(e.g. ml.p4d.24xlarge, ml.p5.48xlarge) for multi-node jobs")
     accelerated = w.instance.has_gpu or w.instance.is_trainium
-    if accelerated and not w.distribution and w.framework != "generic":
+    if accelerated and not w.distribution and w.framework in DISTRIBUTED_FRAMEWORKS:
         f.warn("distribution", f"{w.instance_count} accelerated nodes but no distribution strategy: each host runs the "
                "entry point alone; set torch_distributed (or another strategy)")
 
@@ -49,7 +49,7 @@ def the_toolkit_keeps_its_efa_provider(w: Workload, f: Findings) -> None:
     so. sagemaker-training 5.1.4 sets FI_PROVIDER=efa itself under torchrun and mpirun on its EFA types
     (torch_distributed.py `_setup`, mpi.py `-x FI_PROVIDER=efa`) and under SMDDP's mpirun on every type
     (smdataparallel.py `-x FI_PROVIDER=efa`); a spec that says efa itself loses nothing."""
-    if (w.environment or {}).get("FI_PROVIDER", "efa") == "efa" or w.framework == "generic":
+    if (w.environment or {}).get("FI_PROVIDER", "efa") == "efa" or w.framework not in DISTRIBUTED_FRAMEWORKS:
         return
     plan = strategies.launch_plan(w).name
     everywhere = plan == "smddp"

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 from compiler.sdk import sdk_rules
 
 # Frameworks whose estimators (sagemaker.estimator.Framework subclasses) resolve images through
-# get_training_image_uri. The SDK takes other names too (xgboost, sklearn, ...), through code paths not mirrored here.
+# get_training_image_uri. XGBoost and SKLearn call `retrieve` themselves, as the built-in algorithms' users do (below).
 SUPPORTED_FRAMEWORKS = ("pytorch", "tensorflow", "huggingface", "mxnet", "chainer")
 
 TRAINING = "training"
@@ -54,6 +54,8 @@ _AUTO_CONTAINER_VERSIONS = {
     "pytorch-1.6-gpu-py3": "cu110-ubuntu18.04-v3",
     "pytorch-1.6.0-gpu-py3": "cu110-ubuntu18.04",
 }
+# _get_image_tag(): XGBoost and scikit-learn images on Graviton take these tags (any other version fails there).
+_ARM64_TAGS = {"xgboost": {"1.5-1": "1.5-1-arm64", "1.3-1": "1.3-1-arm64"}, "sklearn": {"1.0-1": "1.0-1-arm64-cpu-py3"}}
 # _validate_instance_deprecation(): no p2 images from these versions on.
 _FIRST_VERSION_WITHOUT_P2 = {"pytorch": "1.13", "tensorflow": "2.12"}
 
@@ -91,6 +93,25 @@ def training_image_uri(
         framework, region, framework_version, py_version, instance_type, distribution, base_framework_version,
         container_version,
     )
+
+
+def retrieve(
+    framework: str,
+    region: str,
+    version: str | None = None,
+    py_version: str | None = None,
+    instance_type: str | None = None,
+) -> str:
+    """What `sagemaker.image_uris.retrieve(framework, region, version, py_version, instance_type,
+    image_scope="training")` returns; raises ImageNotFound wherever it raises.
+
+    The XGBoost and SKLearn estimators make this call in their constructors (with `framework_version` as the version),
+    and a built-in algorithm is an `Estimator` whose image comes from it (`retrieve("linear-learner", region, "1")`, as
+    the SageMaker Developer Guide writes it). HuggingFace needs its base framework: use `training_image_uri`.
+    """
+    if framework == _HUGGINGFACE:
+        raise ImageNotFound("huggingface images need a base framework version: resolve them with training_image_uri")
+    return _retrieve(framework, region, version, py_version, instance_type, None, None, None)
 
 
 # get_training_image_uri()
@@ -175,8 +196,11 @@ def _retrieve(
     _check_instance_not_deprecated(framework, instance_type, version)
     if requested_container_version is not None and not version_config.get("container_version"):
         _check_container_version_in_tag(framework, repository, requested_container_version, version)
-    tag = _image_tag(framework, tag_prefix, processor, py_version, container_version, inference_tool, instance_type,
-                     distribution)
+    if framework in _ARM64_TAGS and catalog.scope == _INFERENCE_GRAVITON:
+        tag = _arm64_tag(framework, version)
+    else:
+        tag = _image_tag(framework, tag_prefix, processor, py_version, container_version, inference_tool, instance_type,
+                         distribution)
     if tag:
         repository += f":{tag}"
     return _ECR_URI.format(registry=registry, hostname=hostname, repository=repository)
@@ -292,7 +316,19 @@ def _latest_version_in(config: Mapping[str, Any], scope: str) -> str | None:
     top, bottom = versions[0], versions[-1]
     if top.endswith(".x") or bottom.endswith(".x"):
         return f"{max(int(top[:-2]), int(bottom[:-2]))}.x"
-    return top if release(top) >= release(bottom) else bottom
+    return top if _catalog_order(top) >= _catalog_order(bottom) else bottom
+
+
+_POST_RELEASE = re.compile(r"^(?P<release>[^-]+)-(?P<post>\d+)$")
+
+
+def _catalog_order(version: str) -> tuple[tuple[int, ...], int]:
+    """packaging's Version ordering for the catalog's versions: plain releases, and XGBoost's and scikit-learn's
+    "1.4-2", which packaging reads as the post-release 1.4.post2 (after 1.4, before 1.4.1)."""
+    match = _POST_RELEASE.match(version)
+    if match is None:
+        return release(version), -1
+    return release(match["release"]), int(match["post"])
 
 
 def _huggingface_base_config(
@@ -404,7 +440,7 @@ def _image_tag(
     instance_type: str | None,
     distribution: Mapping[str, Any] | None,
 ) -> str:
-    """_get_image_tag and _format_tag (the xgboost, sklearn and Triton branches do not apply here)."""
+    """_get_image_tag and _format_tag (XGBoost and scikit-learn on Graviton: `_arm64_tag`; Triton is not training)."""
     device = inference_tool or processor
     tag = "-".join(part for part in (tag_prefix, device, py_version, container_version) if part)
     if instance_type is not None and _auto_selects_container_version(instance_type, distribution):
@@ -412,6 +448,14 @@ def _image_tag(
         if suffix:
             tag = f"{tag}-{suffix}"
     return tag
+
+
+def _arm64_tag(framework: str, version: str) -> str:
+    """_get_image_tag's Graviton tags for XGBoost and scikit-learn: a fixed table (the SDK fails on a version it lacks)."""
+    tags = _ARM64_TAGS[framework]
+    if version not in tags:
+        raise ImageNotFound(f"{framework} {version} has no Graviton (arm64) image; versions with one: {', '.join(tags)}.")
+    return tags[version]
 
 
 def _auto_selects_container_version(instance_type: str, distribution: Mapping[str, Any] | None) -> bool:

@@ -25,9 +25,9 @@ def sdk_root() -> Path:
 
 
 @cache
-def fw_utils_constants() -> dict[str, Any]:
-    """Module-level literal assignments of sagemaker/fw_utils.py (version and instance lists)."""
-    tree = ast.parse((sdk_root() / "fw_utils.py").read_text())
+def module_constants(module: str = "fw_utils.py") -> dict[str, Any]:
+    """Module-level literal assignments of one SDK module (sagemaker/<module>): version and instance lists, tables."""
+    tree = ast.parse((sdk_root() / module).read_text())
     constants: dict[str, Any] = {}
     for node in tree.body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
@@ -36,6 +36,25 @@ def fw_utils_constants() -> dict[str, Any]:
             except ValueError:
                 continue
     return constants
+
+
+@cache
+def function_constant(module: str, function: str, name: str) -> Any:
+    """A literal a function of an SDK module assigns to a local name (a table the SDK keeps inside a check, such as
+    SKLearn's GPU instance types in `_validate_not_gpu_instance_type`); KeyError when the SDK no longer has it."""
+    tree = ast.parse((sdk_root() / module).read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.name == function:
+            for statement in ast.walk(node):
+                if (isinstance(statement, ast.Assign) and len(statement.targets) == 1
+                        and isinstance(statement.targets[0], ast.Name) and statement.targets[0].id == name):
+                    return ast.literal_eval(statement.value)
+    raise KeyError(f"sagemaker/{module} has no {function}() assigning {name}")
+
+
+def fw_utils_constants() -> dict[str, Any]:
+    """Module-level literal assignments of sagemaker/fw_utils.py (version and instance lists)."""
+    return module_constants("fw_utils.py")
 
 
 def constant(name: str) -> Any:

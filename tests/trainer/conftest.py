@@ -18,10 +18,12 @@ sys.dont_write_bytecode = True  # training/ is tarred into every job: keep __pyc
 REPO = Path(__file__).resolve().parents[2]
 TRAINING_DIR = REPO / "training"
 
-# The shipped workloads that run the trainer (train.py); the platform's smoke workloads run training/smoke/smoke.py,
-# tested in test_smoke_script.py.
+# The shipped workloads that run the GPT trainer (training/train.py); the platform's smoke workloads run
+# training/smoke/smoke.py, tested in test_smoke_script.py; the XGBoost and scikit-learn examples their own scripts
+# (training/xgboost, training/sklearn), tested in test_tabular_scripts.py.
 WORKLOADS = [p for p in sorted((REPO / "workloads").glob("*.yaml"))
-             if yaml.safe_load(p.read_text()).get("entry_point") == "train.py"]
+             if yaml.safe_load(p.read_text()).get("entry_point") == "train.py"
+             and yaml.safe_load(p.read_text()).get("source_dir") == "../training"]
 SMOKE_WORKLOADS = [p for p in sorted((REPO / "workloads").glob("*.yaml"))
                    if yaml.safe_load(p.read_text()).get("entry_point") == "smoke.py"]
 CORPUS = REPO / "trainctl" / "data" / "corpus.txt"

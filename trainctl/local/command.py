@@ -8,6 +8,8 @@ processes with torchrun (gloo on CPU, NCCL on a local GPU): one for a workload w
 SageMaker starts one per host; else one per local GPU, or two on CPU. Launchers that only exist on SageMaker
 (mpirun, smddprun) are replaced by torchrun, which the trainer treats the same way; SageMaker model parallel exists
 only in SageMaker's containers, so such a workload runs only with `--without-model-parallel`, as data parallel.
+XGBoost and scikit-learn scripts run as one plain Python process (one instance), with the framework of this Python
+(the message names the pip command when it is missing); a built-in algorithm has no code to run here.
 `--smoke` shrinks a run of the shipped GPT trainer (training/train.py) only: its arguments would make any other
 script exit. The model, checkpoints, output data and log go to build/local-runs/<workload>-<time> (or `--output`,
 where a second run resumes from the checkpoints).
@@ -75,7 +77,8 @@ def run_local(args: argparse.Namespace) -> int:
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
     log_path = out / "output" / "train.log"
-    print(f"running in {out / 'code'}: {' '.join(command[2:])}", file=sys.stderr, flush=True)
+    shown = command[2:] if command[1:2] == ["-m"] else command[1:]  # the launcher module, or the script itself
+    print(f"running in {out / 'code'}: {' '.join(shown)}", file=sys.stderr, flush=True)
     with open(log_path, "w") as log, subprocess.Popen(command, cwd=out / "code", env=env, stdout=subprocess.PIPE,
                                                        stderr=subprocess.STDOUT, text=True) as proc:
         assert proc.stdout is not None

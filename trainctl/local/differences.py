@@ -1,7 +1,8 @@
 """What run-local needs before it starts, and where this machine's Python differs from the job's container.
 
 run-local launches the entry point with torchrun (PyTorch's) and prepares the default data with numpy: without them
-it stops first, with the command that installs them. The job's container pip-installs the bundle's requirements.txt
+it stops first, with the command that installs them (XGBoost and scikit-learn scripts run as one plain Python process
+and need their own framework only: trainctl/local/script_mode.py). The job's container pip-installs the bundle's requirements.txt
 and runs the framework its image is named by; this machine runs whatever is installed here. Each difference is a note,
 so a run that passes here is not mistaken for proof that the job's environment is the same.
 """

@@ -21,6 +21,7 @@ from compiler.inputs.model import Workload
 from compiler.inputs.project import Project
 from compiler.spec import load_spec_workload
 from trainctl.common.lookup import project_of
+from trainctl.local import script_mode
 from trainctl.local.contract import LocalRunError, parse_pairs, sm_environment, toolkit_args
 from trainctl.local.data import ensure_default_data
 from trainctl.local.differences import check_own_dependencies, environment_notes
@@ -103,8 +104,16 @@ def _copy_code(workload: Workload, project: Project, target: Path) -> sourcedir.
 def prepare(args: argparse.Namespace) -> tuple[list[str], dict[str, str], Path, list[str]]:
     """Command, environment, output folder and notes for a local run (no process started)."""
     project = project_of(args, args.workload)
-    check_own_dependencies(project)
     workload = load_spec_workload(project, args.workload)
+    script_mode.refuse_algorithm(workload)
+    script = script_mode.runs_as_script(workload)
+    if not script:
+        check_own_dependencies(project)
+    else:  # one plain Python process on the channels given: torchrun and the default data are not needed
+        script_mode.check_installed(workload)
+        if args.nproc not in (None, 1):
+            raise LocalRunError(f"--nproc {args.nproc}: {workload.framework} script mode starts one process per "
+                                "instance, and run-local stands in for one instance")
     overrides = {k: yaml.safe_load(v) if v.strip() else "" for k, v in
                  parse_pairs(args.hyperparameter, "--hyperparameter").items()}
     gpt = is_gpt_trainer(workload, project)
@@ -114,13 +123,16 @@ def prepare(args: argparse.Namespace) -> tuple[list[str], dict[str, str], Path, 
     single = strategies.launch_plan(workload).name == "none"  # SageMaker starts one process per host
     nproc = _process_count(args.nproc, single, gpus)
     notes += _process_notes(gpt, gpus, hyperparameters, single, nproc)
-    channels = _resolve_channels(workload, parse_pairs(args.channel, "--channel"),
-                                 str(hyperparameters.get("data_channel", "train")), project)
+    # the shipped token corpus stands in for the GPT trainer's data channel only; a script-mode job names each folder
+    data_channel = "" if script else str(hyperparameters.get("data_channel", "train"))
+    channels = _resolve_channels(workload, parse_pairs(args.channel, "--channel"), data_channel, project)
     out = _output_folder(args.output, project, workload)
     notes += environment_notes(workload, project, _copy_code(workload, project, out / "code"))
     cli_args = toolkit_args(hyperparameters)
     env = _process_environment(workload, sm_environment(workload, hyperparameters, channels, out, cli_args, gpus))
     assert workload.code is not None
+    if script:
+        return script_mode.python_command(workload.code.program, cli_args), env, out, notes
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(nproc),
                workload.code.program, *cli_args]
     return command, env, out, notes

@@ -24,7 +24,7 @@ from compiler.compilation.strategies.pytorchxla import PyTorchXLA
 from compiler.compilation.strategies.smddp import SMDataParallel
 from compiler.compilation.strategies.smp import SMModelParallel
 from compiler.compilation.strategies.torch_distributed import TorchDistributed
-from compiler.inputs.model import UriImage, Workload
+from compiler.inputs.model import DISTRIBUTED_FRAMEWORKS, AlgorithmImage, UriImage, Workload
 from compiler.inputs.reader import suggest
 
 # Launch precedence: the first enabled strategy in this order starts the processes.
@@ -99,8 +99,8 @@ def present_strategies(distribution: Mapping[str, Any]) -> list[Strategy]:
 
 
 def launch_plan(workload: Workload) -> LaunchPlan:
-    if workload.framework == "generic":
-        return NO_DISTRIBUTION  # the generic Estimator ignores distribution: the image starts its own processes
+    if workload.framework not in DISTRIBUTED_FRAMEWORKS:
+        return NO_DISTRIBUTION  # the generic, XGBoost and SKLearn estimators ignore distribution
     d = effective_distribution(workload)
     for strategy in present_strategies(d):
         if not strategy.is_enabled:
@@ -238,13 +238,35 @@ def _check_ignored_mpi(workload: Workload, report: Report) -> None:
                "launch with MPI")
 
 
+# Why an estimator that takes no distribution has none: its containers start the processes themselves.
+_NO_DISTRIBUTION = {
+    "xgboost": "the XGBoost estimator drops distribution without a word: its container runs the entry point on every "
+               "instance, and the script trains across them itself (sagemaker_xgboost_container.distributed.rabit_run, "
+               "with the train channel ShardedByS3Key); remove distribution",
+    "sklearn": "the SKLearn estimator drops distribution without a word, and scikit-learn trains on one instance only; "
+               "remove distribution",
+}
+
+
+def _ignored_distribution(workload: Workload, report: Report, warn: Report) -> None:
+    """The estimators without strategies: a distribution they would drop is refused, or (generic) warned about."""
+    if not workload.distribution:
+        return
+    if isinstance(workload.image, AlgorithmImage):
+        report("distribution", f"the built-in algorithm {workload.image.algorithm} distributes its work itself on the "
+               "instances it is given (the generic Estimator sends no distribution); remove distribution")
+    elif workload.framework in _NO_DISTRIBUTION:
+        report("distribution", _NO_DISTRIBUTION[workload.framework])
+    else:
+        warn("distribution", "the generic Estimator (image_uri without a framework) ignores distribution: no "
+             "launcher is set up and no sagemaker_* hyperparameters are sent, so the image must start its own "
+             "processes on every host; remove distribution, or name the framework whose launcher you want")
+
+
 def check(workload: Workload, report: Report, warn: Report) -> None:
     """Every distribution rule of the SDK and the platform; problems name `distribution.*` (or the field to fix)."""
-    if workload.framework == "generic":
-        if workload.distribution:
-            warn("distribution", "the generic Estimator (image_uri without a framework) ignores distribution: no "
-                 "launcher is set up and no sagemaker_* hyperparameters are sent, so the image must start its own "
-                 "processes on every host; remove distribution, or name the framework whose launcher you want")
+    if workload.framework not in DISTRIBUTED_FRAMEWORKS:
+        _ignored_distribution(workload, report, warn)
         return
     if not _check_keys(workload, report):
         return

@@ -78,4 +78,4 @@ def distribution_hyperparameters(framework: str, job: Job) -> dict[str, Any]:
         return huggingface(job)
     if framework == "tensorflow":
         return generic(job)
-    return {}  # the generic Estimator sends nothing for distribution
+    return {}  # the generic, XGBoost and SKLearn estimators send nothing for distribution

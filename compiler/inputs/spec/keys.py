@@ -1,7 +1,7 @@
 """Every key a workload spec may hold, and a sentence for every key it may not.
 
 Keys are the SageMaker Python SDK v2 estimators' argument names (`EstimatorBase.__init__` and the PyTorch,
-TensorFlow and HuggingFace classes), so an estimator call translates key by key, plus a few platform keys. Each
+TensorFlow, HuggingFace, XGBoost and SKLearn classes), so an estimator call translates key by key, plus a few platform keys. Each
 SDK argument is either accepted with the SDK's semantics or refused here with the reason: the platform owns it
 (the role, the network, where outputs go) or cannot take it. A test checks that every argument of the pinned
 SDK's estimators appears in exactly one of these tables.
@@ -35,8 +35,10 @@ SDK_ARGUMENTS = frozenset({
 PLATFORM_KEYS = {
     "name": "the workload's name: state machine, job-name prefix, S3 prefixes",
     "description": "one line for people",
-    "framework": "which SDK estimator: pytorch, tensorflow or huggingface (absent with image_uri: the generic Estimator)",
-    "image": "{repository, tag}: an image this project builds into its own ECR repository",
+    "framework": "which SDK estimator: pytorch, tensorflow, huggingface, xgboost or sklearn (absent with image_uri or "
+                 "image: the generic Estimator)",
+    "image": "{repository, tag}: an image this project builds into its own ECR repository; or {algorithm, version}: a "
+             "SageMaker built-in algorithm, its image resolved in each environment's region",
     "inputs": "the channels fit() would get: data-bucket prefixes, allowed s3:// URIs, or paths in the environment's FSx",
     "checkpoints": "true: checkpoints under the environment's checkpoint bucket, per run, so a relaunch resumes",
     "capacity_retry": "relaunches after EC2 capacity failures: {max_attempts, wait_seconds, backoff_rate, "
@@ -91,6 +93,8 @@ REFUSED = {
                        "when the estimator is built (network access at synth); write the entry point and "
                        "hyperparameters out instead",
     "recipe_overrides": "goes with training_recipe, which the platform does not take",
+    "image_uri_region": "the platform resolves an AWS image in each environment's own region, the region SageMaker "
+                        "pulls a job's training image from; remove image_uri_region",
     "training_repository_credentials_provider_arn": "images come from ECR through the VPC endpoints; a private "
                                                     "registry with a credentials Lambda is not part of the platform; "
                                                     "remove it and push the image to the environment's ECR "

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from compiler.facts.placeholders import RESERVED_SEQUENCE
-from compiler.inputs.model import Workload
+from compiler.inputs.model import DISTRIBUTED_FRAMEWORKS, Workload
 from compiler.inputs.reader import Findings, Reader, describe, suggest
 from compiler.inputs.schedule import read_schedule
 from compiler.inputs.spec.code import read_code
@@ -77,7 +77,7 @@ def _distribution(r: Reader, framework: str) -> dict[str, Any]:
         r.problem("distribution", f"must be a mapping in the SDK's shape, e.g. {{torch_distributed: {{enabled: true}}}}, "
                   f"not {describe(value)}")
         return {}
-    if not value and r.has("instance_groups") and framework != "generic":
+    if not value and r.has("instance_groups") and framework in DISTRIBUTED_FRAMEWORKS:
         # validate_distribution runs on any distribution that is not None: it names the training group, which
         # then needs a strategy (or, with several groups, refuses to pick one)
         r.problem("distribution", "is empty, but with instance_groups the SDK names a training group that no strategy "

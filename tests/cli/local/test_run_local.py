@@ -3,7 +3,9 @@ a workload without a distribution runs as one process, as SageMaker starts one p
 
 from __future__ import annotations
 
+import re
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,8 @@ import yaml
 from tests.project import ROOT
 from trainctl.cli import build_parser, main
 from trainctl.local import launch as local
+from trainctl.local import script_mode
+from trainctl.local.contract import LocalRunError
 
 # A script as strict as most: argparse with its own arguments only (an unknown one exits 2).
 STRICT = """import argparse, json, os, sys
@@ -118,3 +122,96 @@ def test_the_jobs_requirements_and_framework_version_that_differ_here_are_notes(
     if torch.__version__.split("+")[0] != "2.3.0":  # the spec's framework_version
         assert versions == [f"the job runs torch 2.3.0 (the PyTorch 2.3.0 training image); this Python has torch "
                             f"{torch.__version__}: what changed between them can change the run"]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# XGBoost and scikit-learn script mode: one plain Python process; a built-in algorithm: nothing to run here
+# ---------------------------------------------------------------------------------------------------------------
+
+# A script that stands in for an XGBoost or scikit-learn one: it reports how it was started.
+TABULAR = """import json, os, sys
+print("argv", sys.argv[1:], "hosts", json.loads(os.environ["SM_HOSTS"]), "train", os.listdir(os.environ["SM_CHANNEL_TRAIN"]))
+"""
+
+
+@pytest.fixture
+def framework_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This Python has xgboost and scikit-learn, whatever the test machine has (the scripts are stand-ins)."""
+    real = script_mode.importlib.util.find_spec
+    monkeypatch.setattr(script_mode.importlib.util, "find_spec",
+                        lambda name, *a: object() if name in ("xgboost", "sklearn") else real(name, *a))
+
+
+@pytest.mark.parametrize(("workload", "pin"), [("xgboost-tabular", "pip install 'xgboost~=1.7.0'"),
+                                               ("sklearn-tabular", "pip install 'scikit-learn~=1.2.0'")])
+def test_a_missing_framework_names_the_release_of_the_jobs_image(workload: str, pin: str, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    real = script_mode.importlib.util.find_spec
+    monkeypatch.setattr(script_mode.importlib.util, "find_spec",
+                        lambda name, *a: None if name in ("xgboost", "sklearn") else real(name, *a))
+    with pytest.raises(LocalRunError, match=re.escape(pin)):
+        prepared(workload, "--output", str(tmp_path / "run"))
+
+
+@pytest.mark.parametrize("workload", ["xgboost-tabular", "sklearn-tabular"])
+def test_a_script_mode_workload_runs_as_one_python_process(workload: str, tmp_path: Path,
+                                                          framework_installed: None) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    command, _ = prepared(workload, "--channel", f"train={data}", "--channel", f"validation={data}",
+                          "--output", str(tmp_path / "run"))
+    assert command[:2] == [sys.executable, "train.py"]
+    assert "torch.distributed.run" not in command
+    assert "--n_estimators" in command or "--num_round" in command
+
+
+def test_a_script_mode_workload_names_each_channel_folder(tmp_path: Path, framework_installed: None) -> None:
+    """The shipped GPT token corpus stands in for the GPT trainer's data only: a tabular job names its folders."""
+    with pytest.raises(LocalRunError, match="pass --channel train=PATH"):
+        prepared("xgboost-tabular", "--output", str(tmp_path / "run"))
+
+
+def test_a_script_mode_workload_takes_one_process(tmp_path: Path, framework_installed: None) -> None:
+    with pytest.raises(LocalRunError, match="one process per instance"):
+        prepared("sklearn-tabular", "--nproc", "2", "--output", str(tmp_path / "run"))
+
+
+def test_a_built_in_algorithm_has_nothing_to_run_here(tmp_path: Path) -> None:
+    with pytest.raises(LocalRunError, match="exists only in its SageMaker image"):
+        prepared("linear-learner-tabular", "--output", str(tmp_path / "run"))
+
+
+def test_a_script_mode_entry_point_runs_under_the_container_contract(tmp_path: Path, framework_installed: None,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """End to end through `main`, with a stand-in script: one process, one host, its hyperparameters as arguments."""
+    project = tmp_path / "project"
+    for name in ("cdk.json", "cdk.context.json", "training/Dockerfile"):
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / name, project / name)
+    (project / "workloads" / "code").mkdir(parents=True)
+    (project / "workloads" / "code" / "train.py").write_text(TABULAR)
+    spec = {"name": "tabular", "framework": "xgboost", "framework_version": "1.7-1", "entry_point": "train.py",
+            "source_dir": "code", "instance_type": "ml.m5.xlarge", "instance_count": 2,
+            "hyperparameters": {"num_round": 3}, "inputs": {"train": "datasets/tabular/train/"}}
+    (project / "workloads" / "tabular.yaml").write_text(yaml.safe_dump(spec))
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "part-0.csv").write_text("1,0.5\n")
+    code = main(["--project-dir", str(project), "run-local", str(project / "workloads" / "tabular.yaml"),
+                 "--channel", f"train={data}", "--output", str(tmp_path / "run")])
+    out, err = capsys.readouterr()
+    assert code == 0, out + err
+    assert "argv ['--num_round', '3'] hosts ['algo-1'] train ['part-0.csv']" in out
+    assert "running in" in err and ": train.py --num_round 3" in err
+
+
+def test_a_script_mode_workload_needs_no_torch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """torchrun and the default data are the PyTorch path's: an XGBoost script runs without torch or numpy here."""
+    real = script_mode.importlib.util.find_spec
+    monkeypatch.setattr(script_mode.importlib.util, "find_spec", lambda name, *a: (
+        None if name in ("torch", "numpy") else object() if name == "xgboost" else real(name, *a)))
+    data = tmp_path / "data"
+    data.mkdir()
+    command, _ = prepared("xgboost-tabular", "--channel", f"train={data}", "--channel", f"validation={data}",
+                          "--output", str(tmp_path / "run"))
+    assert command[:2] == [sys.executable, "train.py"]

@@ -916,7 +916,7 @@ def assert_matches_sdk(spec: dict[str, Any], env: Environment, spec_dir: Path, l
     """Compile and capture the same job; fail on any difference not allowed. Returns the allowances used."""
     workload = accepted(spec, env, spec_dir, project_root)
     ours = compiled(spec, env, spec_dir, project_root)
-    framework, kwargs, channels = sdk.estimator_arguments(spec, ours, spec_dir)
+    framework, kwargs, channels = sdk.estimator_arguments(spec, ours, spec_dir, env.region)
     uploads: dict[str, list[str]] = {}
     theirs = sdk.capture_create_training_job(
         framework, job_name=ours["TrainingJobName"], inputs=channels or None, region=env.region, uploads=uploads,

@@ -29,7 +29,7 @@ PLATFORM_REPLACES: dict[str, str] = {}
 
 ESTIMATOR_CLASSES = ("sagemaker.estimator.EstimatorBase", "sagemaker.estimator.Estimator",
                      "sagemaker.estimator.Framework", "sagemaker.pytorch.PyTorch", "sagemaker.tensorflow.TensorFlow",
-                     "sagemaker.huggingface.HuggingFace")
+                     "sagemaker.huggingface.HuggingFace", "sagemaker.xgboost.XGBoost", "sagemaker.sklearn.SKLearn")
 # Values the SDK accepts for each lookalike (what a user would have written).
 LOOKALIKE_VALUES: dict[str, Any] = {
     "env": {"NCCL_DEBUG": "INFO"}, "environment_variables": {"NCCL_DEBUG": "INFO"}, "job_name": "gpt",
@@ -109,7 +109,7 @@ def sdk_renames() -> set[tuple[str, str]]:
     """Every (old, new) pair the SDK's estimators pass to `deprecations.renamed_kwargs`."""
     pairs = set()
     for module in ("estimator.py", "fw_utils.py", "pytorch/estimator.py", "tensorflow/estimator.py",
-                   "huggingface/estimator.py"):
+                   "huggingface/estimator.py", "xgboost/estimator.py", "sklearn/estimator.py"):
         tree = ast.parse((sdk_rules.sdk_root() / module).read_text())
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "renamed_kwargs":

@@ -26,6 +26,7 @@ from typing import Any
 
 import pytest
 
+from compiler.facts import algorithms
 from compiler.sdk import framework_images, sdk_rules
 from compiler.sdk.framework_images import ImageNotFound, training_image_uri
 
@@ -444,8 +445,60 @@ def test_processor_not_offered_names_the_processors() -> None:
 
 
 def test_unsupported_framework_is_named() -> None:
+    """XGBoost and scikit-learn are `retrieve`'s (their estimators call it themselves), not get_training_image_uri's."""
     with pytest.raises(ImageNotFound, match="framework 'xgboost' is not resolved here"):
         training_image_uri(REGION, "xgboost", "1.7-1")
+
+
+# Layer 4: retrieve(), what the XGBoost and SKLearn estimators call, and the built-in algorithms' catalog entries
+
+RETRIEVED = ("xgboost", "sklearn", *algorithms.names())
+RETRIEVE_INSTANCE_TYPES = (None, "ml.m5.xlarge", "ml.p3.2xlarge", "ml.c7g.xlarge", "ml.m6g.large", "ml.trn1.2xlarge",
+                           "local", "p3.2xlarge")
+RETRIEVE_REGIONS = ("us-east-1", "us-west-2", "cn-north-1", "il-central-1", UNKNOWN_REGION)
+
+
+def retrieve_cases() -> list[Case]:
+    """Every catalog version of each (aliases, none, unknown ones), Python versions, the instance types that pick a
+    processor or a Graviton scope, and regions in three partitions plus one the catalog lacks for some."""
+    cases = []
+    for name in dict.fromkeys(RETRIEVED):
+        config = catalog(name)
+        versions = [*version_names(config), None, "0.0.1", "1.3-1", "1.0-1"]
+        for version, py, instance_type, region in itertools.product(
+                dict.fromkeys(versions), (None, "py3", "py37"), RETRIEVE_INSTANCE_TYPES, RETRIEVE_REGIONS):
+            cases.append({"framework": name, "region": region, "version": version, "py_version": py,
+                          "instance_type": instance_type})
+    return cases
+
+
+def test_retrieve_resolves_as_the_sdk(sdk: Any) -> None:
+    """`image_uris.retrieve(..., image_scope="training")` and ours: the same URI, or both fail, for XGBoost,
+    scikit-learn and every built-in algorithm of compiler/facts/algorithms.py."""
+    mismatches, uris = [], set()
+    cases = retrieve_cases()
+    for case in cases:
+        try:
+            expected: Outcome = ("uri", sdk.retrieve.__wrapped__(**case, image_scope="training"))
+        except Exception as error:
+            expected = ("error", type(error).__name__)
+        try:
+            actual: Outcome = ("uri", framework_images.retrieve(**case))
+        except ImageNotFound:
+            actual = ("error", "ImageNotFound")
+        if expected[0] != actual[0] or (expected[0] == "uri" and expected != actual):
+            mismatches.append(f"{case}: SDK {expected[1]} but ours {actual[1]}")
+        if expected[0] == "uri":
+            uris.add(expected[1])
+    assert not mismatches, f"{len(mismatches)} of {len(cases)} differ:\n" + "\n".join(mismatches[:25])
+    print(f"retrieve: {len(cases)} combinations, {len(uris)} distinct URIs")
+    tags = {uri.rsplit(":", 1)[1] for uri in uris}
+    assert {"1.7-1", "1.0-1-cpu-py3", "1.2-1-cpu-py3", "1.5-1-arm64", "1.0-1-arm64-cpu-py3", "1"} <= tags
+
+
+def test_retrieve_refuses_huggingface_which_needs_its_base_framework() -> None:
+    with pytest.raises(ImageNotFound, match="base framework"):
+        framework_images.retrieve("huggingface", REGION, "4.56")
 
 
 # Import cost
