@@ -81,4 +81,5 @@ def test_the_compiler_tests_mirror_its_layers() -> None:
     folders = {p.name for p in (root / "tests" / "compiler").iterdir() if (p / "__init__.py").is_file()}
     assert folders == layers
     top = {p.name for p in (root / "tests" / "compiler").glob("test_*.py")}
-    assert top == {"test_pipeline_once.py", "test_properties.py"}
+    # the pipeline's own: what it runs once, its properties, and a new team's first workloads through all of it
+    assert top == {"test_pipeline_once.py", "test_properties.py", "test_first_workloads.py"}

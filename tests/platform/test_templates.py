@@ -249,6 +249,7 @@ def test_persistent_2_links_each_dataset_and_nothing_else(synth: Synth) -> None:
     assert links == {
         "/datasets/gpt-tokens": {"Fn::Join": ["", ["s3://", {"Ref": data_bucket}, "/datasets/gpt-tokens/"]]},
         "/datasets/smoke": {"Fn::Join": ["", ["s3://", {"Ref": data_bucket}, "/datasets/smoke/"]]},
+        "/datasets/tabular": {"Fn::Join": ["", ["s3://", {"Ref": data_bucket}, "/datasets/tabular/"]]},
     }
 
 
@@ -260,10 +261,12 @@ def test_prods_associations_are_created_one_at_a_time_in_name_order(synth: Synth
     in the reverse order."""
     associations = synth.resources("prod", "Storage", "AWS::FSx::DataRepositoryAssociation")
     by_path = {a["Properties"]["FileSystemPath"]: (logical_id, a) for logical_id, a in associations.items()}
-    assert sorted(by_path) == ["/datasets/gpt-tokens", "/datasets/smoke"]  # cdk.json's prod datasets, by name
-    (first_id, first), (_, second) = by_path["/datasets/gpt-tokens"], by_path["/datasets/smoke"]
+    assert sorted(by_path) == ["/datasets/gpt-tokens", "/datasets/smoke", "/datasets/tabular"]  # cdk.json's, by name
+    (first_id, first), (second_id, second), (_, third) = (
+        by_path["/datasets/gpt-tokens"], by_path["/datasets/smoke"], by_path["/datasets/tabular"])
     assert "DependsOn" not in first
     assert second.get("DependsOn") == [first_id]
+    assert third.get("DependsOn") == [second_id]
 
 
 def test_scratch_2_keeps_its_import_path(synth: Synth) -> None:

@@ -62,7 +62,7 @@ def test_validate_takes_a_relative_directory_from_a_subfolder(monkeypatch, capsy
     monkeypatch.chdir(ROOT / "tests")
     code, out, err = run(capsys, "validate", "--directory", "../workloads")
     assert code == 0, err
-    assert "7 workloads valid for 2 environments" in out
+    assert "10 workloads valid for 2 environments" in out
 
 
 def test_run_local_takes_a_relative_path(tmp_path, monkeypatch) -> None:

@@ -933,13 +933,14 @@ def everything_passes(session: StubbedSession) -> None:
     stub_quotas(session, "sagemaker", [quota(name, f"L-{n}", 8) for n, name in enumerate(
         [P4D, "ml.p5.48xlarge for training job usage", "ml.p5e.48xlarge for training job usage",
          "ml.p4de.24xlarge for training job usage", "ml.g5.2xlarge for spot training job usage",
-         "ml.c5.xlarge for training job usage", "ml.g4dn.8xlarge for training job usage"])], [])
+         "ml.c5.xlarge for training job usage", "ml.g4dn.8xlarge for training job usage",
+         "ml.m5.xlarge for training job usage"])], [])
     stub_quotas(session, "vpc", VPC_QUOTAS, [])
     vpcs(session, 1)
     no_stack(session, "dev-Network")
     stub_quotas(session, "fsx", FSX_QUOTAS, [])
     file_systems(session)
-    for _ in range(7):  # dev's seven shipped workloads
+    for _ in range(10):  # dev's ten shipped workloads
         validate(session, "OK")
     describe_missing(session, "ResourceNotFound")
 
@@ -969,8 +970,9 @@ def test_a_ready_account_exits_0_with_one_table(monkeypatch: pytest.MonkeyPatch,
         ["| sagemaker-log-group", "PASS"], ["| docker", "PASS"], ["| training-quotas", "PASS"],
         ["| network-limits", "PASS"], ["| fsx-limits", "PASS"], ["| definitions", "PASS"],
         ["| missing-training-job", "PASS"], ["| cost-allocation-tags", "PASS"]]
-    assert lines[-3] == ("| definitions | PASS | 7 of 7 accepted: gpt-finetune-single, gpt-horovod-mpi, gpt-smddp, "
-                         "gpt-smp-v1, gpt-torchrun-fsx, platform-smoke, platform-smoke-gpu |")
+    assert lines[-3] == ("| definitions | PASS | 10 of 10 accepted: gpt-finetune-single, gpt-horovod-mpi, gpt-smddp, "
+                         "gpt-smp-v1, gpt-torchrun-fsx, linear-learner-tabular, platform-smoke, platform-smoke-gpu, "
+                         "sklearn-tabular, xgboost-tabular |")
     assert err == "preflight dev: 13 pass, 0 fail, 0 skip\n"
     assert session.called == {  # read-only and free: Describe, List, Get, Validate
         "sts:GetCallerIdentity", "cloudformation:DescribeStacks", "ecr:DescribeRepositories", "logs:DescribeLogGroups",

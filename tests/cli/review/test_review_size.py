@@ -39,7 +39,7 @@ def test_the_review_of_new_environments_fits_a_comment_and_says_where_the_rest_i
     assert len(full) > GITHUB_COMMENT_LIMIT  # what the comment could not hold whole
     assert len(comment) <= COMMENT_BUDGET < GITHUB_COMMENT_LIMIT
     summary = comment.split("### dev")[0]
-    assert "| dev (new) | 7 added |" in summary and "| prod (new) | 7 added |" in summary
+    assert "| dev (new) | 10 added |" in summary and "| prod (new) | 10 added |" in summary
     assert LINK in comment
     for env in ("dev", "prod"):  # each environment's workloads are shown; its long details are collapsed
         assert f"### {env}\n\n#### Workloads" in comment

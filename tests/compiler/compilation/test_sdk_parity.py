@@ -45,8 +45,9 @@ values_for = sdk.deploy_values
 # tests/compiler/rules/).
 EXTERNAL_BUCKETS = ("my-datasets", "my-models")
 assert ENVIRONMENTS["dev"].fsx is not None
-DATASETS = {name: Dataset(name, frozenset()) for name in ("tokens", "csv", "recordio", "tabular", "instructions",
-                                                          "vocab", "images", "x", "train")}
+DATASETS = {name: Dataset(name, frozenset()) for name in (
+    "tokens", "csv", "recordio", "tabular", "instructions", "vocab", "images", "x", "train",
+    "fm", "km", "mnist", "rcf", "s2s", "ss", "t", "taxi", "v")}  # the second line: test_tabular_parity.py's
 _REGION, _ACCOUNT = ENVIRONMENTS["dev"].region, ENVIRONMENTS["dev"].account
 # Keys must be ARNs of the environment's account and region (another environment rule).
 DEV_KEY = f"arn:aws:kms:{_REGION}:{_ACCOUNT}:key/1234abcd-12ab-34cd-56ef-1234567890ab"

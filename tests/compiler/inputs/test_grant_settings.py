@@ -49,8 +49,9 @@ def _reads(workload) -> set[str]:
 
 @pytest.mark.parametrize("env", ["dev", "prod"])
 def test_the_shipped_datasets_name_exactly_the_workloads_that_read_them(env) -> None:
-    """workloads/*.yaml read datasets/gpt-tokens/ (four over S3, gpt-torchrun-fsx over FSx) and datasets/smoke/ (the two
-    smoke workloads, over both): cdk.json names each reader, and no workload that does not read it."""
+    """workloads/*.yaml read datasets/gpt-tokens/ (four over S3, gpt-torchrun-fsx over FSx), datasets/smoke/ (the two
+    smoke workloads, over both) and datasets/tabular/ (the three tabular examples, over S3): cdk.json names each
+    reader, and no workload that does not read it."""
     readers: dict[str, set[str]] = {}
     for workload in loaded().workloads(env):
         for name in _reads(workload):
@@ -58,7 +59,8 @@ def test_the_shipped_datasets_name_exactly_the_workloads_that_read_them(env) -> 
     declared = {n: set(d.readers) for n, d in ENVIRONMENTS[env].datasets.items()}
     assert declared == readers == {
         "gpt-tokens": {"gpt-finetune-single", "gpt-horovod-mpi", "gpt-smddp", "gpt-smp-v1", "gpt-torchrun-fsx"},
-        "smoke": {"platform-smoke", "platform-smoke-gpu"}}
+        "smoke": {"platform-smoke", "platform-smoke-gpu"},
+        "tabular": {"linear-learner-tabular", "sklearn-tabular", "xgboost-tabular"}}
 
 
 def test_a_dataset_is_its_prefix_and_its_directory() -> None:
