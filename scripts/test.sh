@@ -12,5 +12,5 @@ echo "== lint: ruff, mypy" >&2
 .venv/bin/mypy  # files and settings in pyproject.toml; import-linter, cfn-lint, cdk-nag, actionlint run as tests
 # One worker per core (pytest-xdist); each test file runs in one worker, so module fixtures (the trainer's reference
 # runs, the state machines deployed in moto) are set up once. Each worker synthesizes the app once (session fixture).
-echo "== tests (about 5 minutes on 2 idle cores, 20 or more on 2 busy ones: README, \"Timings\")" >&2
+echo "== tests (about 6 minutes on 2 idle cores, 20 or more on 2 busy ones: README, \"Timings\")" >&2
 .venv/bin/python -m pytest -n auto --dist loadfile "$@"
