@@ -7,13 +7,12 @@ from dataclasses import dataclass
 
 from compiler import state_machine as sm
 from compiler.errors import SpecError
-from compiler.inputs.environments import Environment
+from compiler.inputs.environments import TRAINING_LOG_GROUP, Environment
 from compiler.inputs.project import Project
 from compiler.spec import load_workload
 from trainctl.common.errors import problem
 from trainctl.common.lookup import environment
 
-LOG_GROUP = "/aws/sagemaker/TrainingJobs"
 _CONSOLE = {"aws": "console.aws.amazon.com", "aws-cn": "console.amazonaws.cn",
             "aws-us-gov": "console.amazonaws-us-gov.com"}
 
@@ -51,7 +50,7 @@ class Target:
         return f"{self._console('sagemaker')}#/jobs/{job_name}"
 
     def logs_link(self, job_name: str) -> str:
-        return (f"{self._console('cloudwatch')}#logStream:group={LOG_GROUP};prefix={job_name};"
+        return (f"{self._console('cloudwatch')}#logStream:group={TRAINING_LOG_GROUP};prefix={job_name};"
                 "streamFilter=typeLogStreamPrefix")
 
     def not_deployed(self) -> SpecError:

@@ -32,10 +32,11 @@ from typing import Any, TextIO
 
 from compiler.facts import catalog
 from compiler.facts.summaries import RunSummary
+from compiler.inputs.environments import TRAINING_LOG_GROUP
 from trainctl.common.aws import Clients, aws_errors
 from trainctl.common.errors import problem
 from trainctl.common.money import money
-from trainctl.common.target import LOG_GROUP, Target
+from trainctl.common.target import Target
 from trainctl.common.terminal import printable
 from trainctl.run.durations import duration
 from trainctl.run.history import Launch, create_failure, history, launch_of
@@ -81,7 +82,7 @@ class LogTail:
 
     def _streams(self, job: str) -> list[str]:
         names: list[str] = []
-        request: dict[str, Any] = {"logGroupName": LOG_GROUP, "logStreamNamePrefix": f"{job}/"}
+        request: dict[str, Any] = {"logGroupName": TRAINING_LOG_GROUP, "logStreamNamePrefix": f"{job}/"}
         while True:
             try:
                 page = self.clients.logs.describe_log_streams(**request)
@@ -96,7 +97,7 @@ class LogTail:
         lines: list[LogLine] = []
         host = host_of(stream)
         while True:
-            request: dict[str, Any] = {"logGroupName": LOG_GROUP, "logStreamName": stream, "startFromHead": True}
+            request: dict[str, Any] = {"logGroupName": TRAINING_LOG_GROUP, "logStreamName": stream, "startFromHead": True}
             if self.tokens.get(stream):
                 request["nextToken"] = self.tokens[stream]
             page = self.clients.logs.get_log_events(**request)

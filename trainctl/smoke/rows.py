@@ -8,6 +8,7 @@ from typing import Any
 
 from compiler.compilation.request import TAG_EXECUTION
 from compiler.facts.run_metrics import JOBS_NAMESPACE
+from compiler.inputs.environments import TRAINING_LOG_GROUP
 from trainctl.common.money import money
 from trainctl.common.verdicts import FAIL, PASS, SKIP, Result
 from trainctl.run.summary import summary
@@ -186,7 +187,7 @@ def _watchdog_row(o: Observed) -> Result:
         last = failed[-1]
         return Result("watchdog", FAIL, f"FilterLogEvents failed: {last.get('error', '')}: "
                       f"{str(last.get('cause', ''))[:300]}; the state machine role needs logs:FilterLogEvents on "
-                      "/aws/sagemaker/TrainingJobs")
+                      f"{TRAINING_LOG_GROUP}")
     return Result("watchdog", FAIL, f"{len(ends)} question(s) found no smoke_started= line: the stream names "
                   "(<job>/algo-<n>-<epoch>), the filter pattern or the window's start (epoch milliseconds from the "
                   "state's entry time) differ from what the platform assumes (docs/aws-assumptions.md, stall watchdog)")

@@ -22,7 +22,7 @@ def deployable_text(compiled: CompiledWorkload, ctx: Context) -> str:
     env = ctx.env
     values = {k: v for k, v in samples.sample_values(json.loads(compiled.definition), region=env.region,
                                                      account=env.account).items() if k not in ph.RUN_TIME}
-    values[sm.NOTIFICATION_TOPIC_ARN] = f"arn:aws:sns:{env.region}:{env.account}:{env.name}-training-runs"
+    values[sm.NOTIFICATION_TOPIC_ARN] = f"arn:{env.partition}:sns:{env.region}:{env.account}:{env.name}-training-runs"
     return sm.substitute_definition(compiled.definition, values)
 
 

@@ -8,10 +8,10 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from compiler.inputs.environments import TRAINING_LOG_GROUP
 from trainctl.preflight.checks import templates
 from trainctl.preflight.checks.base import FAIL, PASS, Context, Result
 
-SAGEMAKER_LOG_GROUP = "/aws/sagemaker/TrainingJobs"
 NOT_FOUND = {"ResourceNotFoundException", "ResourceNotFound", "StateMachineDoesNotExist", "NotFound", "404",
              "NoSuchBucket", "RepositoryNotFoundException", "NoSuchEntity", "NotFoundException"}
 
@@ -22,13 +22,13 @@ def _log_group(ctx: Context, name: str) -> str | None:
 
 
 def _state_machine(ctx: Context, name: str) -> str | None:
-    arn = f"arn:aws:states:{ctx.env.region}:{ctx.env.account}:stateMachine:{name}"
+    arn = f"arn:{ctx.env.partition}:states:{ctx.env.region}:{ctx.env.account}:stateMachine:{name}"
     ctx.aws.client("stepfunctions").describe_state_machine(stateMachineArn=arn)
     return arn
 
 
 def _topic(ctx: Context, name: str) -> str | None:
-    arn = f"arn:aws:sns:{ctx.env.region}:{ctx.env.account}:{name}"
+    arn = f"arn:{ctx.env.partition}:sns:{ctx.env.region}:{ctx.env.account}:{name}"
     ctx.aws.client("sns").get_topic_attributes(TopicArn=arn)
     return arn
 
@@ -168,14 +168,14 @@ def sagemaker_log_group(ctx: Context) -> list[Result]:
     (docs/teardown.md). It fails only while the group still carries a key of this environment's stacks (associated by
     an Access stack from before issue 34), which the environment's destroy would take from every team's logs."""
     name = "sagemaker-log-group"
-    groups = ctx.aws.client("logs").describe_log_groups(logGroupNamePrefix=SAGEMAKER_LOG_GROUP).get("logGroups", [])
-    group = next((g for g in groups if g.get("logGroupName") == SAGEMAKER_LOG_GROUP), None)
+    groups = ctx.aws.client("logs").describe_log_groups(logGroupNamePrefix=TRAINING_LOG_GROUP).get("logGroups", [])
+    group = next((g for g in groups if g.get("logGroupName") == TRAINING_LOG_GROUP), None)
     if group is None:
-        return [Result(name, PASS, f"{SAGEMAKER_LOG_GROUP} does not exist yet: SageMaker creates it at the account's "
+        return [Result(name, PASS, f"{TRAINING_LOG_GROUP} does not exist yet: SageMaker creates it at the account's "
                        "first training job; the platform sets nothing on it")]
-    stack = owner(ctx, SAGEMAKER_LOG_GROUP)
+    stack = owner(ctx, TRAINING_LOG_GROUP)
     if stack is not None:
-        return [Result(name, PASS, f"{SAGEMAKER_LOG_GROUP} is owned by stack {stack} (deployed before the Access stack "
+        return [Result(name, PASS, f"{TRAINING_LOG_GROUP} is owned by stack {stack} (deployed before the Access stack "
                        "stopped owning it): with removal_policy destroy the next deploy deletes it, with its logs; "
                        "SageMaker creates it again at the next training job (README \"Deploy\")")]
     key = group.get("kmsKeyId")
@@ -185,12 +185,12 @@ def sagemaker_log_group(ctx: Context) -> list[Result]:
         except templates.NoAssembly as error:
             return [Result(name, FAIL, f"{error}, so preflight knows whether the group's key is {ctx.env.name}'s")]
         if key_stack is not None:
-            return [Result(name, FAIL, f"{SAGEMAKER_LOG_GROUP}, every team's training logs of the account, is encrypted "
+            return [Result(name, FAIL, f"{TRAINING_LOG_GROUP}, every team's training logs of the account, is encrypted "
                            f"with {ctx.env.name}'s key of stack {key_stack} (set before issue 34), which a destroy of "
                            f"{ctx.env.name} would take away: `aws logs disassociate-kms-key --log-group-name "
-                           f"{SAGEMAKER_LOG_GROUP}`, and keep the key until the events it encrypted expire "
+                           f"{TRAINING_LOG_GROUP}`, and keep the key until the events it encrypted expire "
                            "(docs/teardown.md)")]
-    return [Result(name, PASS, f"{SAGEMAKER_LOG_GROUP} exists ({_group_settings(group)}): the account's settings, which "
+    return [Result(name, PASS, f"{TRAINING_LOG_GROUP} exists ({_group_settings(group)}): the account's settings, which "
                    "the platform leaves as they are")]
 
 
