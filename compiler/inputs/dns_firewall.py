@@ -27,6 +27,11 @@ class DnsFirewallSettings:
     query_logging: bool = False
     allow: tuple[str, ...] = ()
 
+    def allows(self, name: str) -> bool:
+        """Whether the allow list names `name`: itself, or a `*.` entry above it (Route 53 Resolver DNS Firewall
+        domain lists: `*.example.com` matches every subdomain of example.com, not example.com itself)."""
+        return any(name == d or (d.startswith("*.") and name.endswith(d[1:])) for d in self.allow)
+
     @property
     def action(self) -> str:
         """The catch-all rule's action."""
@@ -38,7 +43,7 @@ def read_dns_firewall(env_name: str, production: bool, context: Mapping[str, Any
     """The environment's settings from the context block (by environment name); each refusal names the key and
     the fix (recorded in `findings`, the default standing in)."""
     default = DnsFirewallSettings(mode="block" if production else "alert", query_logging=not production)
-    raw = (context or {}).get(env_name, {})
+    raw = context.get(env_name, {}) if isinstance(context, Mapping) else {}  # another shape: unknown_environments
     where = f"{CONTEXT_KEY}.{env_name}"
     if not isinstance(raw, Mapping) or set(raw) - KEYS:
         findings.problem(where, f"expected an object with mode ({', '.join(MODES)}), query_logging (true or false) "

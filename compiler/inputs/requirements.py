@@ -13,6 +13,7 @@ options). Each requirement line is parsed with `packaging` (PyPA's own parser, t
 from __future__ import annotations
 
 import posixpath
+import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -99,6 +100,10 @@ def _archive_name(file_name: str) -> str | None:
     return None
 
 
+# pip's req_file.COMMENT_RE, as join_lines matches it: a line that starts with a comment is never continued.
+_COMMENT_LINE = re.compile(r"(^|\s+)#.*$")
+
+
 def _logical_lines(text: str) -> list[tuple[int, str]]:
     """(first line number, text) with `\\` continuations joined and comments dropped, as pip's preprocessor does."""
     out: list[tuple[int, str]] = []
@@ -106,10 +111,11 @@ def _logical_lines(text: str) -> list[tuple[int, str]]:
     for number, raw in enumerate(text.splitlines(), 1):
         if not pending:
             start = number
-        if raw.endswith("\\"):
+        comment = _COMMENT_LINE.match(raw) is not None  # a comment line ends any continuation, backslash or not
+        if raw.endswith("\\") and not comment:
             pending += raw[:-1]
             continue
-        line = pending + raw
+        line = pending + (" " + raw if comment else raw)
         pending = ""
         cut = next((i for i in range(len(line)) if line[i] == "#" and (i == 0 or line[i - 1] in " \t")), None)
         line = (line[:cut] if cut is not None else line).strip()

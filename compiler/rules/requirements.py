@@ -33,7 +33,11 @@ from compiler.rules.views import CompiledView
 # pip's default index and the host its files download from (pip documentation, "pip install": --index-url defaults to
 # https://pypi.org/simple; PyPI serves the files from files.pythonhosted.org).
 PACKAGE_INDEX_NAMES = ("pypi.org", "files.pythonhosted.org")
-_NAMES = {"pytorch": "PyTorch", "tensorflow": "TensorFlow", "huggingface": "HuggingFace"}
+_NAMES = {"pytorch": "PyTorch", "tensorflow": "TensorFlow", "huggingface": "HuggingFace", "xgboost": "XGBoost",
+          "sklearn": "scikit-learn"}
+# The SageMaker XGBoost and scikit-learn images, named for their framework's release (1.7-1: XGBoost 1.7, at a patch
+# not said); what else they hold is not listed offline, so every other line is "not known", never "absent".
+_TABULAR_PACKAGE = {"xgboost": "xgboost", "sklearn": "scikit-learn"}
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,9 @@ def image_contents(w: Workload, builds: Mapping[str, ImageBuild]) -> ImageConten
         versions = _framework_versions(estimator.framework, estimator.framework_version, base)
         label = f"the {_NAMES[estimator.framework]} {estimator.framework_version} training image"
         return ImageContents(label, versions, True, _python(estimator.py_version))
+    if isinstance(image, FrameworkImage) and estimator.framework in _TABULAR_PACKAGE:
+        label = f"the {_NAMES[estimator.framework]} {estimator.framework_version} training image"
+        return ImageContents(label, {_TABULAR_PACKAGE[estimator.framework]: None}, False, _python(estimator.py_version))
     if isinstance(image, ProjectImage) and image.repository in builds:
         built = builds[image.repository].base_image
         versions = _framework_versions(built.framework, built.framework_version, {})
@@ -172,7 +179,7 @@ def _egress_steps(env: Environment) -> list[str]:
     """What the environment lacks for a job without isolation to reach PyPI: a NAT gateway, and where its DNS
     firewall blocks, the package index's names in its allow list (none: it has both)."""
     steps = [] if env.nat_gateway else [f"nat_gateway: true for environment {env.name} in cdk.json"]
-    blocked = [n for n in PACKAGE_INDEX_NAMES if n not in env.dns_firewall.allow]
+    blocked = [n for n in PACKAGE_INDEX_NAMES if not env.dns_firewall.allows(n)]
     if env.dns_firewall.mode == "block" and blocked:
         steps.append(f"{' and '.join(blocked)} in the allow list of training-platform:dns-firewall.{env.name}")
     return steps

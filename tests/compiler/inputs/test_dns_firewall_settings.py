@@ -73,3 +73,10 @@ def test_a_block_for_an_environment_cdk_json_does_not_declare_is_refused() -> No
     # It would be ignored: a typo in the name would leave the environment on its default without a word.
     with pytest.raises(SpecError, match=r"training-platform:dns-firewall\.deev: no environment 'deev'"):
         settings_for("dev", False, {"deev": {"mode": "off"}})
+
+
+@pytest.mark.parametrize("firewall", ["block", ["dev"], 3])
+def test_a_block_that_is_not_a_mapping_is_refused_not_a_traceback(firewall: object) -> None:
+    with pytest.raises(SpecError) as info:
+        settings_for("dev", False, firewall)
+    assert "training-platform:dns-firewall: must map environment names to {mode, query_logging, allow}" in str(info.value)

@@ -28,6 +28,8 @@ Transformers[torch]  ~= 4.41
 peft @ https://example.com/peft-0.1-py3-none-any.whl
 git+https://github.com/x/y.git#egg=yyy
 ./wheels/foo-1.0-py3-none-any.whl
+# pinned for the CUDA build \\
+flash-attn==2.5.0
 """
 EXTRA = "accelerate\n\n# done\nwandb==0.17.0  \n"
 

@@ -8,6 +8,7 @@ pip with an index that cannot be reached and compares its verdict with the rule'
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.metadata
 import subprocess
 import sys
@@ -136,6 +137,15 @@ def test_isolation_off_needs_a_nat_gateway_and_the_index_names_where_the_firewal
     _, problems = compiled(make, spec_dir, "transformers\n", env=blocking, **off)
     assert any("pypi.org and files.pythonhosted.org in the allow list of training-platform:dns-firewall.prod" in p
                for p in problems), problems
+    # a `*.` entry admits the names below it, not the name itself (Route 53 Resolver DNS Firewall domain lists)
+    firewall = dataclasses.replace(blocking.dns_firewall, allow=("pypi.org", "*.pythonhosted.org"))
+    _, problems = compiled(make, spec_dir, "transformers\n", env=dataclasses.replace(blocking, dns_firewall=firewall),
+                           **off)
+    assert problems == [], problems
+    firewall = dataclasses.replace(blocking.dns_firewall, allow=("*.pypi.org", "files.pythonhosted.org"))
+    _, problems = compiled(make, spec_dir, "transformers\n", env=dataclasses.replace(blocking, dns_firewall=firewall),
+                           **off)
+    assert any("pypi.org in the allow list of training-platform:dns-firewall.prod" in p for p in problems), problems
 
 
 # ------------------------------------------------------------------------------------------- the project's images
@@ -201,3 +211,14 @@ def test_the_sdk_keyword_that_does_nothing_points_to_what_works_under_isolation(
     requirements.txt that an isolated job cannot install from."""
     rejects(key, "ignores it silently", "network isolation", "already be in the image",
             "image: {repository: NAME}", "docs/workload-spec.md#packages-the-job-needs", **{key: "requirements.txt"})
+
+
+def test_an_xgboost_image_names_itself_and_warns_for_what_it_is_not_known_to_hold(make, spec_dir) -> None:
+    """The SageMaker XGBoost image (framework_version 1.7-1: XGBoost 1.7) is a framework image, not an image_uri;
+    what it holds beside xgboost is not listed offline, so a line is "not known", a warning, never a refusal."""
+    result, problems = compiled(make, spec_dir, "xgboost\npandas\n", framework="xgboost", framework_version="1.7-1",
+                                py_version="py3", distribution=..., instance_type="ml.m5.xlarge", instance_count=1)
+    assert problems == []
+    [warning] = [w for w in result.warnings if "requirements.txt" in w]
+    assert "the XGBoost 1.7-1 training image" in warning and "`pandas` (line 2)" in warning
+    assert "image_uri" not in warning and "`xgboost`" not in warning
