@@ -14,14 +14,9 @@ from functools import cache
 from typing import Any
 
 from compiler.facts import placeholders
-from compiler.inputs.model import AlgorithmImage, ProjectImage, UriImage, Workload
+from compiler.inputs.model import SCRIPT_MODE_TABULAR, AlgorithmImage, ProjectImage, UriImage, Workload
 from compiler.sdk import sdk_rules
 from compiler.sdk.framework_images import cluster_image_instance_type, retrieve, training_image_uri
-
-# The estimators whose constructors call `image_uris.retrieve(name, region, version=framework_version,
-# py_version=py_version, instance_type=instance_type, ...)` themselves (XGBoost, SKLearn), with the instance_type
-# argument as given: None for instance groups.
-RETRIEVING_ESTIMATORS = ("xgboost", "sklearn")
 
 _ECR_URI = re.compile(
     r"^(?P<account>\d{12})\.dkr\.ecr\.(?P<region>[a-z0-9-]+)\.amazonaws\.com(?P<cn>\.cn)?/(?P<repo>[^:@]+)(?:[:@].+)?$"
@@ -32,7 +27,10 @@ def framework_image(workload: Workload, region: str) -> str:
     """The AWS Deep Learning Container the SDK's estimator would pick; raises ImageNotFound when it has none."""
     e = workload.estimator
     compute = workload.compute
-    if e.framework in RETRIEVING_ESTIMATORS:
+    if e.framework in SCRIPT_MODE_TABULAR:
+        # The XGBoost and SKLearn estimators call `image_uris.retrieve(name, region, version=framework_version,
+        # py_version=py_version, instance_type=instance_type, ...)` themselves, the instance type as given (None for
+        # instance groups).
         return retrieve(e.framework, region, e.framework_version, e.py_version, compute.instance_type)
     return training_image_uri(
         region=region, framework=e.framework, framework_version=e.framework_version, py_version=e.py_version,

@@ -20,7 +20,6 @@ TOOLKIT_PACKAGES = frozenset({
     "sagemaker-training", "numpy", "boto3", "botocore", "six", "pip", "retrying", "gevent", "inotify-simple",
     "werkzeug", "paramiko", "psutil", "protobuf", "scipy",
 })
-TOOLKIT_SOURCE = "aws/sagemaker-training-toolkit setup.py (every framework training image runs the toolkit)"
 
 # The distribution each framework image is named for.
 FRAMEWORK_PACKAGE = {"pytorch": "torch", "tensorflow": "tensorflow", "huggingface": "transformers"}

@@ -36,6 +36,9 @@ FRAMEWORKS: tuple[str, ...] = ("pytorch", "tensorflow", "huggingface", "xgboost"
 # (their estimators drop it without a word; the XGBoost container distributes a script's work itself), and neither
 # does the generic Estimator.
 DISTRIBUTED_FRAMEWORKS: tuple[str, ...] = ("pytorch", "tensorflow", "huggingface")
+# The SDK's XGBoost and SKLearn estimators: script mode on an image retrieved by framework_version, one process per
+# instance (no distribution).
+SCRIPT_MODE_TABULAR: tuple[str, ...] = ("xgboost", "sklearn")
 
 
 # ----------------------------------------------------------------------------------------------------- image

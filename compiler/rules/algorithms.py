@@ -6,13 +6,10 @@ region (the SDK's catalog, `image_uris.retrieve`).
 
 from __future__ import annotations
 
-from compiler.compilation.images import algorithm_image
 from compiler.facts.algorithms import ALGORITHMS, Algorithm, MultiInstanceMode
-from compiler.inputs.environments import Environment
 from compiler.inputs.model import AlgorithmImage, S3Channel, Workload
 from compiler.inputs.reader import Findings
-from compiler.rules.registry import environment_rule, workload_rule
-from compiler.sdk.framework_images import ImageNotFound
+from compiler.rules.registry import workload_rule
 
 
 def algorithm_of(w: Workload) -> Algorithm | None:
@@ -155,13 +152,3 @@ def algorithm_data_distribution(w: Workload, f: Findings) -> None:
         if recommended is not None and channel.distribution != recommended:
             f.warn(where, f"{a.title} asks for {recommended} in its {channel.name} channel ({a.source})")
 
-
-@environment_rule
-def the_algorithm_is_offered_here(w: Workload, env: Environment, f: Findings) -> None:
-    if not isinstance(w.image, AlgorithmImage):
-        return
-    try:
-        algorithm_image(w.image, w, env.region)
-    except ImageNotFound as exc:
-        f.problem("image", f"no {w.image.algorithm} {w.image.version} training image for this in {env.region} "
-                  f"({env.name}): {exc}")

@@ -8,11 +8,11 @@ or the cdk.json setting to change.
 from __future__ import annotations
 
 from compiler.compilation import network
-from compiler.compilation.images import ecr_parts, framework_image
+from compiler.compilation.images import algorithm_image, ecr_parts, framework_image
 from compiler.facts import catalog
 from compiler.facts.key_arns import KEY_ARN
 from compiler.inputs.environments import Environment
-from compiler.inputs.model import FrameworkImage, S3Channel, UriImage, Workload
+from compiler.inputs.model import AlgorithmImage, FrameworkImage, S3Channel, UriImage, Workload
 from compiler.inputs.reader import Findings
 from compiler.rules.registry import environment_rule
 from compiler.sdk import sdk_rules
@@ -120,6 +120,12 @@ def the_image_exists_in_the_region(w: Workload, env: Environment, f: Findings) -
         except ImageNotFound as exc:
             field = "transformers_version" if w.framework == "huggingface" else "framework_version"
             f.problem(field, f"no {w.framework} training image for this in {env.region} ({env.name}): {exc}")
+    elif isinstance(w.image, AlgorithmImage):
+        try:
+            algorithm_image(w.image, w, env.region)
+        except ImageNotFound as exc:
+            f.problem("image", f"no {w.image.algorithm} {w.image.version} training image for this in {env.region} "
+                      f"({env.name}): {exc}")
     elif isinstance(w.image, UriImage):
         parts = ecr_parts(w.image.uri)
         if parts is None:

@@ -1,6 +1,6 @@
 """Where validation rules register: small named functions that report every problem they find.
 
-Five kinds, by what a rule reads (each runs where the pipeline, compiler/pipeline.py, has it):
+Six kinds, by what a rule reads (each runs where the pipeline, compiler/pipeline.py, has it):
 
 - an inputs rule: the environments and the cached context, before any spec (`InputsView`);
 - a workload rule: one checked `Workload`;

@@ -17,6 +17,7 @@ from pathlib import Path
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from compiler.facts.image_packages import FRAMEWORK_PACKAGE
 from compiler.inputs.model import ProjectImage, Workload
 from compiler.inputs.project import Project
 from compiler.inputs.requirements import FILE_NAME, read_requirements
@@ -74,7 +75,7 @@ def environment_notes(workload: Workload, project: Project, scan: Scan) -> list[
                          f"`{sys.executable} -m pip install -r {shown}` to run as the job would")
     builds = project_images(project, project.environments()) if isinstance(workload.image, ProjectImage) else {}
     image = image_contents(workload, builds)
-    for name in ("torch", "tensorflow", "transformers"):
+    for name in FRAMEWORK_PACKAGE.values():  # the distribution each framework image is named for
         theirs, ours = image.versions.get(name), here.versions.get(name)
         if theirs and ours and _release(theirs) != _release(ours):
             notes.append(f"the job runs {name} {theirs} ({image.what}); this Python has {name} {ours}: what changed "

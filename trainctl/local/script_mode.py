@@ -13,16 +13,16 @@ from __future__ import annotations
 import importlib.util
 import sys
 
-from compiler.inputs.model import AlgorithmImage, Workload
+from compiler.inputs.model import SCRIPT_MODE_TABULAR, AlgorithmImage, Workload
 from trainctl.local.contract import LocalRunError
 
-# framework -> (the module a script imports, the package that installs it)
+# framework (SCRIPT_MODE_TABULAR) -> (the module a script imports, the package that installs it)
 PACKAGES = {"xgboost": ("xgboost", "xgboost"), "sklearn": ("sklearn", "scikit-learn")}
 
 
 def runs_as_script(workload: Workload) -> bool:
     """Whether the workload's entry point runs as a plain Python process (XGBoost and scikit-learn script mode)."""
-    return workload.framework in PACKAGES
+    return workload.framework in SCRIPT_MODE_TABULAR
 
 
 def release_of(framework_version: str | None) -> str | None:

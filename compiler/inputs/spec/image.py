@@ -14,15 +14,24 @@
 from __future__ import annotations
 
 from compiler.facts import algorithms
-from compiler.inputs.model import FRAMEWORKS, AlgorithmImage, Estimator, FrameworkImage, Image, ProjectImage, UriImage
+from compiler.inputs.model import (
+    FRAMEWORKS,
+    SCRIPT_MODE_TABULAR,
+    AlgorithmImage,
+    Estimator,
+    FrameworkImage,
+    Image,
+    ProjectImage,
+    UriImage,
+)
 from compiler.inputs.reader import Reader, suggest
 from compiler.sdk import sdk_rules
 from compiler.sdk.framework_images import release, release_or_none
 
 _VERSION_KEYS = ("framework_version", "py_version", "pytorch_version", "tensorflow_version", "transformers_version")
 _HF_ONLY = ("transformers_version", "pytorch_version", "tensorflow_version")
-# The estimators whose constructors retrieve their own image; py3 is their default py_version and the only one.
-SCRIPT_MODE_TABULAR = ("xgboost", "sklearn")
+# The XGBoost and SKLearn estimators (SCRIPT_MODE_TABULAR) retrieve their own image; py3 is their default py_version
+# and the only one.
 _TABULAR_PY_VERSION = "py3"
 _ALGORITHMS_DOC = "docs/workload-spec.md#built-in-algorithms"
 _REPOSITORY = r"[a-z0-9]+(?:[._/-][a-z0-9]+)*"
