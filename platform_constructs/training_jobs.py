@@ -47,15 +47,19 @@ REASONS = {
     "ListTrainingLogs": "logs:DescribeLogStreams authorizes against the log group only (Service Authorization "
                         "Reference, CloudWatch Logs): the /aws/sagemaker/TrainingJobs group in both of the forms IAM "
                         "names a group by, nothing wider; writing is each workload's own (its jobs' streams).",
+    "WriteTrainingLogs": "Attached to no role: kept one release only so that the export deployed workload stacks import "
+                         "outlives their update (they now write their own jobs' streams only); removed in the next "
+                         "release.",
 }
 
 
-def training_log_group_arns(stack: cdk.Stack) -> list[str]:
+def training_log_group_arns(stack: cdk.Stack, inside: str = ":*") -> list[str]:
     """/aws/sagemaker/TrainingJobs as IAM names a log group: `log-group:NAME` and, for most actions, `log-group:NAME:*`
-    (CloudWatch Logs user guide, "Overview of managing access permissions")."""
+    (CloudWatch Logs user guide, "Overview of managing access permissions"); `inside` for a narrower second form
+    (`:log-stream:<pattern>`)."""
     return [stack.format_arn(service="logs", resource="log-group", resource_name=name,
                              arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME)
-            for name in (TRAINING_LOG_GROUP, f"{TRAINING_LOG_GROUP}:*")]
+            for name in (TRAINING_LOG_GROUP, f"{TRAINING_LOG_GROUP}{inside}")]
 
 
 class TrainingJobsAccess(Construct):
@@ -90,6 +94,9 @@ class TrainingJobsAccess(Construct):
                                                                       resource_name=vpc.vpc_id)}}),
             "ListTrainingLogs": iam.PolicyStatement(
                 sid="ListTrainingLogs", actions=["logs:DescribeLogStreams"], resources=training_log_group_arns(stack)),
+            "WriteTrainingLogs": iam.PolicyStatement(
+                sid="WriteTrainingLogs", actions=["logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
+                resources=training_log_group_arns(stack, ":log-stream:*")),
         }
         self.policies: list[iam.ManagedPolicy] = []
         for sid, statement in statements.items():
@@ -97,28 +104,9 @@ class TrainingJobsAccess(Construct):
                                        description=f"Training jobs ({sid}): shared by every workload's execution role")
             acknowledge_required_wildcards(policy, {sid: REASONS[sid]})
             self.policies.append(policy)
-        self._keep_retired_export(stack)
-
-    def _keep_retired_export(self, stack: cdk.Stack) -> None:
-        """The policy that let every execution role write any stream of the log group, attached to no role now, and
-        its export, both kept for one release.
-
-        Deployed workload stacks import its ARN (`<env>-Access:ExportsOutputRefTrainingJobsWriteTrainingLogs...`),
-        and CloudFormation refuses to update a stack that removes an export another stack imports. `cdk deploy`
-        updates Access before the workload stacks, so the export must outlive this release: the workload stacks stop
-        importing it in this deploy, and the next release removes policy and export. The policy is left exactly as
-        deployed (a new description would replace it, and its ARN with it), so the roles that still attach it until
-        their stack updates keep what they had. TODO(next release): delete this method and its call.
-        """
-        sid = "WriteTrainingLogs"
-        policy = iam.ManagedPolicy(
-            self, sid, description=f"Training jobs ({sid}): shared by every workload's execution role",
-            statements=[iam.PolicyStatement(
-                sid=sid, actions=["logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
-                resources=[stack.format_arn(service="logs", resource="log-group", resource_name=name,
-                                            arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME)
-                           for name in (TRAINING_LOG_GROUP, f"{TRAINING_LOG_GROUP}:log-stream:*")])])
-        acknowledge_required_wildcards(policy, {sid: (
-            "Attached to no role: kept one release only so that the export deployed workload stacks import outlives "
-            "their update (they now write their own jobs' streams only); removed in the next release.")})
-        stack.export_value(policy.managed_policy_arn)
+        # The landed release's WriteTrainingLogs (the last entry), attached to no role: deployed workload stacks import
+        # its ARN, and CloudFormation refuses to update a stack that removes an export in use, so it and its export
+        # outlive their update by one release (it is left as deployed: a new description would replace it).
+        # TODO(next release): remove the entry of statements and REASONS, and these two lines.
+        retired = self.policies.pop()
+        stack.export_value(retired.managed_policy_arn)

@@ -64,18 +64,13 @@ def build_app(project: Project, *, outdir: str | None = None, only: Iterable[str
     validation plugin (several seconds per synth), for callers that lint the templates themselves.
     """
     compiled = compile_project(project, only=only)
-    envs, images = compiled.environments, compiled.images
     app = cdk.App(context=dict(project.context() if context is None else context), outdir=outdir,
                   builtin_cloud_formation_validation=builtin_validation)
     cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
-    wanted = set(only) if only is not None else set(envs)
     stages: dict[str, PlatformStage] = {}
     workload_stacks: dict[str, WorkloadStacks] = {}
-    for name in envs:
-        if name not in wanted:
-            continue
-        plan = compiled.plan(name)
-        stage = PlatformStage(app, plan, images=images, project_root=project.root)
+    for name, plan in compiled.plans.items():  # the environments `only` names (every one without it)
+        stage = PlatformStage(app, plan, images=compiled.images, project_root=project.root)
         stages[name] = stage
         workload_stacks[name] = add_workload_stacks(stage, stage.platform, plan)
         for stack in [*stage.platform_stacks, *workload_stacks[name].stacks]:

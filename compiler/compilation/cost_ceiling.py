@@ -33,13 +33,7 @@ def price(instance_type: str, region: str) -> Fraction | None:
 
 def unpriced(workload: Workload, region: str) -> list[str]:
     """The instance types of the workload without a verified price in the region (no ceiling can be enforced)."""
-    return [t for t in _types(workload) if price(t, region) is None]
-
-
-def _types(workload: Workload) -> list[str]:
-    if workload.compute.instance_groups:
-        return [g.instance_type for g in workload.compute.instance_groups]
-    return [workload.instance_type, *workload.capacity_retry.fallback_instance_types]
+    return [t for t in workload.launch_types if price(t, region) is None]
 
 
 def cluster_rate(workload: Workload, count: int, region: str) -> Fraction:
@@ -47,7 +41,7 @@ def cluster_rate(workload: Workload, count: int, region: str) -> Fraction:
     if workload.compute.instance_groups:
         return sum((price(g.instance_type, region) or Fraction(0)) * g.instance_count
                    for g in workload.compute.instance_groups) or Fraction(0)
-    return max(price(t, region) or Fraction(0) for t in _types(workload)) * count
+    return max(price(t, region) or Fraction(0) for t in workload.launch_types) * count
 
 
 def budget_seconds(ceiling: float, rate: Fraction) -> int:

@@ -119,7 +119,7 @@ def hourly_worst_case(workload: Workload, region: str) -> float | None:
     given = workload.schedule.input.get("instance_count") if workload.schedule else None
     count = given if isinstance(given, int) else workload.instance_count
     prices = [catalog.hourly_cost(t, count, region)
-              for t in (workload.instance_type, *workload.capacity_retry.fallback_instance_types)]
+              for t in workload.launch_types]
     return None if any(p is None for p in prices) else max(p for p in prices if p is not None)
 
 
@@ -223,8 +223,7 @@ def budget_warnings(env: Environment, workloads: Iterable[Workload], start: date
     unpriced = sorted(name for name, p in projections.items() if p is None or p.cost_per_month is None)
     if unpriced:  # no projection beats a low one: say which and why
         types = {t for w in scheduled if w.name in unpriced
-                 for t in (*(g.instance_type for g in w.compute.groups), *w.capacity_retry.fallback_instance_types)
-                 if catalog.price(t, env.region) is None}
+                 for t in w.launch_types if catalog.price(t, env.region) is None}
         return [Problem("cdk.json", where, f"the schedules of {', '.join(unpriced)} cannot be projected against the "
                         f"budget: {catalog.missing_price(types, env.region)}")]
     total = round(sum(p.cost_per_month or 0.0 for p in projections.values() if p is not None), 2)

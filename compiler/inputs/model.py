@@ -448,6 +448,13 @@ class Workload:
         return self.compute.total_instances
 
     @property
+    def launch_types(self) -> tuple[str, ...]:
+        """Every instance type a run may launch on: the instance groups' types, or the type and its fallbacks."""
+        if self.compute.instance_groups:
+            return tuple(g.instance_type for g in self.compute.instance_groups)
+        return (self.instance_type, *self.capacity_retry.fallback_instance_types)
+
+    @property
     def uses_fsx(self) -> bool:
         return any(c.kind == "fsx" for c in self.inputs)
 

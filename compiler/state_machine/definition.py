@@ -45,7 +45,7 @@ from compiler.state_machine import (
     relaunch,
     watchdog,
 )
-from compiler.state_machine.asl import INVALID_INPUT, literal, run_time_format, with_run_time
+from compiler.state_machine.asl import INVALID_INPUT, format_call, run_time_format, with_run_time
 from compiler.state_machine.encoding import encoding_states, portable_defaults
 from compiler.state_machine.machine import MachineSpec
 
@@ -255,7 +255,7 @@ def _count(spec: MachineSpec, metric: str, next_state: str) -> dict[str, Any]:
 
 
 def _end_states(spec: MachineSpec) -> dict[str, Any]:
-    subject = f"States.Format({literal(f'[{spec.environment}] {spec.workload}: ')[:-1]}{{}}', $.result.status)"
+    subject = format_call(f"[{spec.environment}] {spec.workload}: {{}}", "$.result.status")
     states: dict[str, Any] = {
         "Summarize": {"Type": "Pass", "Parameters": _summary_parameters(spec), "ResultPath": "$.result",
                       "Next": "Notify"},

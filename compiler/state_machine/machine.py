@@ -137,8 +137,7 @@ def spec_for(workload: Workload, env: Environment, *, training_image: str | None
     request = compile_request(workload, env, training_image=training_image)
     variants: tuple[Variant, ...] = ()
     if not workload.compute.instance_groups:
-        types = (workload.instance_type, *workload.capacity_retry.fallback_instance_types)
-        variants = tuple(_variant(workload, env, request, t, training_image) for t in types)
+        variants = tuple(_variant(workload, env, request, t, training_image) for t in workload.launch_types)
     return MachineSpec(
         workload=workload.name, environment=env.name, base_job_name=workload.base_job_name, request=request,
         policy=OverridePolicy.of(workload, env.region), variants=variants,
@@ -150,15 +149,8 @@ def spec_for(workload: Workload, env: Environment, *, training_image: str | None
         group_rate=workload.hourly_cost(env.region) if workload.compute.instance_groups else None,
         source=workload.source, concurrent_runs=workload.concurrent_runs, price_region=env.region,
         spot=workload.use_spot_instances, max_wait=workload.max_wait if workload.use_spot_instances else None,
-        accelerated=all(poll.pending_limit_applies(t) for t in _types(workload)),
+        accelerated=all(poll.pending_limit_applies(t) for t in workload.launch_types),
     )
-
-
-def _types(workload: Workload) -> tuple[str, ...]:
-    """Every instance type a run of the workload may launch on."""
-    if workload.compute.instance_groups:
-        return tuple(g.instance_type for g in workload.compute.instance_groups)
-    return (workload.instance_type, *workload.capacity_retry.fallback_instance_types)
 
 
 def state_machine_name(environment: str, workload: str) -> str:
