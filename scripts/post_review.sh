@@ -17,7 +17,11 @@ if [ -n "${GITHUB_RUN_ID:-}" ] && [ -n "${GITHUB_REPOSITORY:-}" ]; then
   footer="The full report is in the job summary of [this workflow run](${GITHUB_SERVER_URL:-https://github.com}/${GITHUB_REPOSITORY}/actions/runs/${GITHUB_RUN_ID})."
 fi
 text="$(cat "$report")"
-body="$(printf '%s\n\n%s\n\n%s' "$marker" "$text" "$footer")"
+tail_line="$footer"
+if [ -n "$footer" ] && grep -qF "/actions/runs/${GITHUB_RUN_ID}" "$report"; then
+  tail_line=""  # the report links the run already (trainctl review --full-report-url)
+fi
+body="$(printf '%s\n\n%s\n\n%s' "$marker" "$text" "$tail_line")"
 if [ "$(printf '%s' "$body" | wc -c)" -gt "$limit" ]; then
   notice="**The review is cut here to fit GitHub's comment limit.** ${footer}"
   room=$(( limit - $(printf '%s\n\n\n\n%s' "$marker" "$notice" | wc -c) - 1 ))

@@ -87,12 +87,13 @@ class Report:
         return "\n".join(line for part in self.parts for line in part.markdown()) + "\n"
 
     def fit(self, limit: int, elsewhere: str) -> str:
-        """The report in at most `limit` characters: details left out, largest first, each saying where it is
-        (`elsewhere`, e.g. a link to the full report); if what must be seen is still too long, cut at a line."""
+        """The report in at most `limit` bytes (GitHub counts a comment's characters, and bytes are never fewer):
+        details left out, largest first, each saying where it is (`elsewhere`, e.g. a link to the full report); if
+        what must be seen is still too long, cut at a line, closing a code fence or details block left open."""
         note = f"Left out here to fit a comment: {elsewhere}"
         left_out: set[int] = set()
         by_size = sorted((i for i, p in enumerate(self.parts) if p.title is not None),
-                         key=lambda i: -sum(len(line) + 1 for line in self.parts[i].lines))
+                         key=lambda i: -sum(_size(line) + 1 for line in self.parts[i].lines))
 
         def text() -> str:
             return "\n".join(line for i, part in enumerate(self.parts)
@@ -100,14 +101,29 @@ class Report:
 
         out = text()
         for index in by_size:
-            if len(out) <= limit:
+            if _size(out) <= limit:
                 return out
             left_out.add(index)
             out = text()
-        if len(out) <= limit:
+        if _size(out) <= limit:
             return out
         cut = f"\n**The report is cut here to fit a comment.** {elsewhere}\n"
-        return out[:max(out.rfind("\n", 0, limit - len(cut)), 0)] + cut
+        closing = "\n```" + "\n</details>" * 8  # the most a cut can leave open, and more
+        room = out.encode()[:max(limit - _size(cut) - _size(closing), 0)].decode(errors="ignore")
+        kept = room[:max(room.rfind("\n"), 0)]
+        return kept + _close(kept) + cut
+
+
+def _size(text: str) -> int:
+    return len(text.encode())
+
+
+def _close(kept: str) -> str:
+    """What ends the code fence and the details blocks a cut left open, so the note after it renders as text."""
+    lines = kept.splitlines()
+    fence = "\n```" if sum(line.lstrip().startswith("```") for line in lines) % 2 else ""
+    opened = sum(line.count("<details>") for line in lines) - sum(line.count("</details>") for line in lines)
+    return fence + "\n</details>" * max(opened, 0)
 
 
 def render(base_ref: str, base: Assembly, head: Assembly, diffs: dict[str, dict[str, Any]],

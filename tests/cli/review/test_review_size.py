@@ -78,6 +78,25 @@ def test_what_must_be_seen_is_cut_at_a_line_only_when_nothing_else_is_left() -> 
     assert all(line in ("- :no_entry: finding", "") or not line.startswith("- :no") for line in fitted.splitlines())
 
 
+def test_the_fit_counts_bytes_as_the_posting_script_does() -> None:
+    """`≤` (three bytes in UTF-8) fills the spot cells: a report that fits in characters may not in bytes."""
+    report = Report([Part(["## Review", ""]), Part([f"| w{n} | ≤ 1.51 spot (on-demand ceiling) |" for n in range(500)],
+                                                   "prices")])
+    limit = len(report.full())  # the whole report fits in characters, not in bytes
+    fitted = report.fit(limit, LINK)
+    assert len(fitted.encode()) <= limit and "<details><summary>prices</summary>" in fitted and LINK in fitted
+
+
+def test_a_cut_inside_a_code_block_closes_it_before_the_note() -> None:
+    """The acknowledgment snippets are YAML code blocks among the findings: the note after a cut must not render as
+    code."""
+    report = Report([Part(["## Review", "", "```yaml", *[f"- resource: r{n}" for n in range(2000)], "```"])], 1)
+    fitted = report.fit(10_000, LINK)
+    before_note = fitted.split("**The report is cut here")[0]
+    assert len(fitted.encode()) <= 10_000
+    assert sum(line.startswith("```") for line in before_note.splitlines()) == 2  # opened and closed
+
+
 # ------------------------------------------------------------------------------------------- scripts/post_review.sh
 
 
@@ -116,3 +135,9 @@ def test_post_review_never_exceeds_githubs_limit_whatever_it_is_given(tmp_path) 
     kept = body.split("\n\n**The review is cut here")[0].splitlines()[4:]
     assert kept and all(row == line.strip() for row in kept)  # cut at a line, never inside one
     assert body.endswith("[this workflow run](https://github.com/o/r/actions/runs/42).")
+
+
+def test_post_review_links_the_run_once_when_the_report_already_does(tmp_path) -> None:
+    run = "https://github.com/o/r/actions/runs/42"
+    _, body = _post(tmp_path, f"## Review\n\nLeft out here to fit a comment: [the job summary]({run}).\n")
+    assert body.count(run) == 1 and "The full report is in the job summary" not in body
