@@ -44,7 +44,8 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
                      help="local folder for an input channel (default for the data channel: the prepped shipped "
                           "corpus, prepared on first use)")
     run.add_argument("--hyperparameter", "-p", action="append", default=[], metavar="KEY=VALUE",
-                     help="override a hyperparameter; VALUE is read as YAML (e.g. max_steps=5, model=tiny)")
+                     help="override a hyperparameter; VALUE is read as `trainctl start` reads it: text where the "
+                          "spec's value is a string, else JSON (e.g. max_steps=5, model=tiny)")
     run.add_argument("--output", type=Path, default=None,
                      help="folder for model, checkpoints, output data and log (default: build/local-runs/NAME-TIME); "
                           "re-using one resumes from its checkpoints")

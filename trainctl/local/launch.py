@@ -13,14 +13,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from compiler.compilation import strategies
+from compiler.compilation.overrides import expected_type
 from compiler.inputs import sourcedir
 from compiler.inputs.model import Workload
 from compiler.inputs.project import Project
 from compiler.spec import load_spec_workload
 from trainctl.common.lookup import project_of
+from trainctl.common.overrides import parse_hyperparameters
 from trainctl.local import script_mode
 from trainctl.local.contract import LocalRunError, parse_pairs, sm_environment, toolkit_args
 from trainctl.local.data import ensure_default_data
@@ -114,8 +114,8 @@ def prepare(args: argparse.Namespace) -> tuple[list[str], dict[str, str], Path, 
         if args.nproc not in (None, 1):
             raise LocalRunError(f"--nproc {args.nproc}: {workload.framework} script mode starts one process per "
                                 "instance, and run-local stands in for one instance")
-    overrides = {k: yaml.safe_load(v) if v.strip() else "" for k, v in
-                 parse_pairs(args.hyperparameter, "--hyperparameter").items()}
+    expected = {name: expected_type(value, False) for name, value in workload.hyperparameters.items()}
+    overrides = parse_hyperparameters(args.hyperparameter or [], expected)  # as `trainctl start` reads them
     gpt = is_gpt_trainer(workload, project)
     hyperparameters = {**workload.hyperparameters, **(SMOKE if args.smoke and gpt else {}), **overrides}
     notes = _launch_notes(workload, args.without_model_parallel) + _smoke_notes(args.smoke, gpt)

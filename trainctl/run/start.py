@@ -23,54 +23,15 @@ from compiler.spec import load_workload
 from trainctl.common.aws import Clients, aws_errors
 from trainctl.common.errors import problem
 from trainctl.common.lookup import environment, project_of
+from trainctl.common.overrides import parse_hyperparameters
 from trainctl.common.target import Target
 from trainctl.run.follow import check_interval, follow
 from trainctl.run.resolve import check_execution_name
 
-MAX_NESTING = 100  # lists and objects in a -p value; Python's JSON reader and writer fail near 1,000 levels
-
-
-def parse_value(text: str, expected: str | None, name: str = "NAME") -> Any:
-    """A `-p` value: text where the spec's value is a string, else JSON (kept as text when it is not JSON)."""
-    if expected == "string":
-        return text
-    too_deep = problem(f"-p {name}: the value is nested more than {MAX_NESTING} levels deep; pass such a value as a "
-                       "file in an input channel")
-    try:
-        value = json.loads(text)
-    except RecursionError:
-        raise too_deep from None
-    except ValueError:
-        return text
-    if _nesting(value) > MAX_NESTING:
-        raise too_deep
-    return value
-
-
-def _nesting(value: Any) -> int:
-    """How many lists and objects deep a JSON value goes, counted without recursion."""
-    deepest, level = 0, [(value, 0)]
-    while level:
-        item, depth = level.pop()
-        if isinstance(item, list | dict):
-            deepest = max(deepest, depth + 1)
-            if deepest > MAX_NESTING:
-                return deepest
-            level.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
-    return deepest
-
 
 def execution_input(args: argparse.Namespace, policy: OverridePolicy) -> dict[str, Any]:
     """The execution input the state machine expects, from the command line's overrides."""
-    expected = policy.expected_types()
-    hyperparameters: dict[str, Any] = {}
-    for item in args.hyperparameter or []:
-        name, equals, text = item.partition("=")
-        if not equals or not name:
-            raise problem(f"-p {item!r}: write NAME=VALUE, e.g. -p learning_rate=0.0003")
-        if name in hyperparameters:
-            raise problem(f"-p {name}: given twice")
-        hyperparameters[name] = parse_value(text, expected.get(name), name)
+    hyperparameters = parse_hyperparameters(args.hyperparameter or [], policy.expected_types())
     given: dict[str, Any] = {}
     if hyperparameters:
         given["hyperparameters"] = hyperparameters

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from compiler.errors import SpecError
 from tests.project import ROOT
 from trainctl.cli import build_parser, main
 from trainctl.local import launch as local
@@ -218,3 +219,17 @@ def test_a_script_mode_workload_needs_no_torch(tmp_path: Path, monkeypatch: pyte
     command, _ = prepared("xgboost-tabular", "--channel", f"train={data}", "--channel", f"validation={data}",
                           "--output", str(tmp_path / "run"))
     assert command[:2] == [sys.executable, "train.py"]
+
+
+def test_hyperparameters_are_read_as_trainctl_start_reads_them(strict_spec: Path, tmp_path: Path) -> None:
+    """One reading of -p for both commands: JSON where the spec's value is not a string (3e-4 is a number), text
+    otherwise and where it is not JSON (a date stays text, not YAML's date, which the toolkit's writer cannot take)."""
+    command, _ = prepared(str(strict_spec), "-p", "lr=3e-4", "-p", "day=2024-01-01", "--output", str(tmp_path / "run"),
+                          project=strict_spec.parents[1])
+    assert command[command.index("--lr") + 1] == "0.0003" and command[command.index("--day") + 1] == "2024-01-01"
+
+
+def test_a_hyperparameter_given_twice_is_refused(strict_spec: Path, tmp_path: Path) -> None:
+    with pytest.raises(SpecError, match="-p lr: given twice"):
+        prepared(str(strict_spec), "-p", "lr=1", "-p", "lr=2", "--output", str(tmp_path / "run"),
+                 project=strict_spec.parents[1])

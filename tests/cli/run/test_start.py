@@ -13,7 +13,8 @@ from tests.cli.conftest import WORKLOAD, executions, run_directly, sagemaker, wa
 from tests.compiler.state_machine.harness import expected_request
 from tests.compiler.state_machine.sagemaker_sync import installed
 from tests.project import loaded
-from trainctl.run import follow, resolve, start
+from trainctl.common import overrides
+from trainctl.run import follow, resolve
 
 
 def policy() -> OverridePolicy:
@@ -146,7 +147,7 @@ def test_execution_names_of_1_to_80_characters_are_taken(name: str) -> None:
 
 
 def test_a_value_nested_100_levels_is_read_and_left_to_the_policy() -> None:
-    assert start.parse_value("[" * 100 + "]" * 100, "structure") == json.loads("[" * 100 + "]" * 100)
-    assert start.parse_value('{"a":' * 100 + "1" + "}" * 100, "structure") == json.loads('{"a":' * 100 + "1" + "}" * 100)
-    assert start.parse_value("null", "any") is None
-    assert start.parse_value("not json", "integer") == "not json"
+    assert overrides.parse_value("[" * 100 + "]" * 100, "structure") == json.loads("[" * 100 + "]" * 100)
+    assert overrides.parse_value('{"a":' * 100 + "1" + "}" * 100, "structure") == json.loads('{"a":' * 100 + "1" + "}" * 100)
+    assert overrides.parse_value("null", "any") is None
+    assert overrides.parse_value("not json", "integer") == "not json"
