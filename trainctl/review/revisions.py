@@ -46,8 +46,12 @@ def worktree(project: Path, ref: str) -> Iterator[Path]:
             subprocess.run(["git", "worktree", "remove", "--force", str(path)], cwd=project, capture_output=True)
 
 
-def synthesize(tree: Path, outdir: Path, label: str) -> None:
-    """Run the revision's own app.py offline, with this checkout's interpreter and packages.
+WARNING = "warning: "  # how app.py prints each of the pipeline's warnings
+
+
+def synthesize(tree: Path, outdir: Path, label: str) -> list[str]:
+    """Run the revision's own app.py offline, with this checkout's interpreter and packages; returns the validation
+    warnings it printed (app.py writes each as a `warning: ` line before it synthesizes).
 
     The CDK's built-in CloudFormation validation is off here (`CDK_VALIDATION=false`, about 4 s per synth): a
     review compares templates; cdk-nag still runs, and the tests lint every template with cfn-lint and checkov.
@@ -59,3 +63,4 @@ def synthesize(tree: Path, outdir: Path, label: str) -> None:
     if done.returncode != 0:
         tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-15:])
         raise ReviewError(f"the {label} revision does not synthesize:\n{tail}")
+    return [line.removeprefix(WARNING) for line in done.stderr.splitlines() if line.startswith(WARNING)]

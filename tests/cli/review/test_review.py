@@ -411,3 +411,13 @@ def test_a_spot_workloads_price_is_its_on_demand_ceiling_labelled_so() -> None:
     assert "Spot workloads show the on-demand list price as the most an hour costs" in report
     plain = Assembly({"dev": {"Workloads01": {"Resources": {"M": _machine({**summary, "spot": None})}}}})
     assert "spot" not in workload_changes("dev", base, plain)[2]
+
+
+def test_the_reviews_warnings_are_those_the_revisions_synth_printed(tmp_path: Path) -> None:
+    """The review lists the validation warnings of the working tree's own synth (app.py prints each as a
+    `warning: ` line) instead of compiling the project a second time."""
+    from trainctl.review.revisions import synthesize
+
+    (tmp_path / "app.py").write_text("import sys\nprint('warning: a spec says X', file=sys.stderr)\n"
+                                     "print('some other line', file=sys.stderr)\nprint('warning: and Y', file=sys.stderr)\n")
+    assert synthesize(tmp_path, tmp_path / "out", "working-tree") == ["a spec says X", "and Y"]
