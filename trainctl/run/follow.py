@@ -191,6 +191,20 @@ def _clock(value: Any) -> str:
     return value.astimezone(UTC).strftime("%H:%M:%S") if isinstance(value, datetime) else "--:--:--"
 
 
+def describe_job(sagemaker: Any, name: str) -> dict[str, Any] | None:
+    """DescribeTrainingJob; None for a name no job has (SageMaker answers ValidationException "Requested resource
+    not found.", some SDKs ResourceNotFound: docs/aws-assumptions.md)."""
+    from botocore.exceptions import ClientError
+
+    try:
+        job: dict[str, Any] = sagemaker.describe_training_job(TrainingJobName=name)
+    except ClientError as error:
+        if error.response.get("Error", {}).get("Code") in ("ValidationException", "ResourceNotFound"):
+            return None
+        raise
+    return job
+
+
 class Follower:
     """Polls one execution until it ends, printing job status to `err` and log lines to `out`."""
 
@@ -270,15 +284,9 @@ class Follower:
 
     def _describe(self, watch: JobWatch) -> dict[str, Any] | None:
         """DescribeTrainingJob; None while the job does not exist yet (scheduled, or refused: the history says)."""
-        from botocore.exceptions import ClientError
-
-        try:
-            job: dict[str, Any] = self.clients.sagemaker.describe_training_job(TrainingJobName=watch.launch.job_name)
-        except ClientError as error:
-            if error.response.get("Error", {}).get("Code") in ("ValidationException", "ResourceNotFound"):
-                return None
-            raise
-        watch.marks = MetricMarks.of(job, watch.marks)
+        job = describe_job(self.clients.sagemaker, watch.launch.job_name)
+        if job is not None:
+            watch.marks = MetricMarks.of(job, watch.marks)
         return job
 
     def flush(self) -> None:

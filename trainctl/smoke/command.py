@@ -57,7 +57,7 @@ from trainctl.common.errors import problem
 from trainctl.common.lookup import environment, project_of
 from trainctl.common.target import Target
 from trainctl.common.verdicts import FAIL, counts, table
-from trainctl.run.follow import Follower, LogTail, interrupted
+from trainctl.run.follow import Follower, LogTail, describe_job, interrupted
 from trainctl.run.history import history, launches
 from trainctl.run.resolve import RUNNING, describe
 from trainctl.run.stop import stop_execution
@@ -178,7 +178,7 @@ def observe(clients: SmokeClients, target: Target, arn: str, nonce: str, gpu: bo
     described = describe(clients, target, arn)
     events = history(clients, target, arn)
     with aws_errors(target, "reading the training jobs"):
-        jobs = [JobFacts(launch, _describe_job(clients, launch.job_name)) for launch in launches(events)]
+        jobs = [JobFacts(launch, describe_job(clients.sagemaker, launch.job_name)) for launch in launches(events)]
     observed = Observed(described, events, jobs, nonce, target.env.has_fsx, gpu)
     tail = LogTail(clients, hold=0)
     try:  # a refused read is that row's failure: the rest of the table still shows
@@ -211,18 +211,6 @@ def searched_jobs(clients: SmokeClients, target: Target, arn: str) -> set[str]:
             if not page.get("NextToken"):
                 return found
             request["NextToken"] = page["NextToken"]
-
-
-def _describe_job(clients: SmokeClients, name: str) -> dict[str, Any] | None:
-    from botocore.exceptions import ClientError
-
-    try:
-        job: dict[str, Any] = clients.sagemaker.describe_training_job(TrainingJobName=name)
-    except ClientError as error:
-        if error.response.get("Error", {}).get("Code") in ("ValidationException", "ResourceNotFound"):
-            return None
-        raise
-    return job
 
 
 def smoke(args: argparse.Namespace, sleep: Callable[[float], None] = time.sleep) -> int:
