@@ -66,7 +66,7 @@ def cdk_bootstrap(ctx: Context) -> list[Result]:
     rule asks for (read from cdk.out, so a CDK upgrade that raises it is seen here without a code change)."""
     name = "cdk-bootstrap"
     try:
-        found = templates.stacks(ctx.cdk_out, ctx.env.name)
+        found = ctx.stacks
     except templates.NoAssembly as error:
         return [Result(name, FAIL, f"{error}, so preflight can read the bootstrap version the templates check")]
     required = templates.required_bootstrap_version(found)

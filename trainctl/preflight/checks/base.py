@@ -3,6 +3,7 @@ access in the environment."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,7 +12,9 @@ from typing import Any
 from compiler.inputs.environments import Environment
 from compiler.inputs.image_builds import ImageBuild
 from compiler.pipeline import CompiledWorkload
+from trainctl.common.assembly import Stack
 from trainctl.common.verdicts import FAIL, PASS, SKIP, Result
+from trainctl.preflight.checks import templates
 
 __all__ = ["FAIL", "PASS", "SKIP", "Aws", "Check", "Context", "Result"]
 
@@ -66,6 +69,11 @@ class Context:
     images: dict[str, ImageBuild] = field(default_factory=dict)
     compile_error: str | None = None  # why the workloads did not compile (then the checks that need them fail)
     credentials_ok: bool = False  # set by the credentials check; the AWS checks skip without it
+
+    @functools.cached_property
+    def stacks(self) -> list[Stack]:
+        """The environment's synthesized stacks, read once for every check (NoAssembly when there are none)."""
+        return templates.stacks(self.cdk_out, self.env.name)
 
 
 Check = Callable[[Context], list[Result]]

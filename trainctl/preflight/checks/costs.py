@@ -52,7 +52,7 @@ def _activate(keys: list[str]) -> str:
 def cost_allocation_tags(ctx: Context) -> list[Result]:
     """Each tag key the environment's budget filters on is an active cost allocation tag."""
     try:
-        keys = budget_tag_keys(templates.stacks(ctx.cdk_out, ctx.env.name))
+        keys = budget_tag_keys(ctx.stacks)
     except templates.NoAssembly as error:
         return [Result(NAME, FAIL, f"{error}, so preflight can read the budget's tag filter")]
     if not keys:

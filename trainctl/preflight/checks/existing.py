@@ -127,7 +127,7 @@ def existing_resources(ctx: Context) -> list[Result]:
     """Each fixed name of the environment's templates: free, or already managed by the stack that names it."""
     name = "existing-resources"
     try:
-        named = templates.fixed_names(templates.stacks(ctx.cdk_out, ctx.env.name))
+        named = templates.fixed_names(ctx.stacks)
     except templates.NoAssembly as error:
         return [Result(name, FAIL, f"{error}, so preflight can read the names the stacks fix")]
     conflicts, managed = [], 0
@@ -160,7 +160,7 @@ def _environment_key(ctx: Context, key_arn: str) -> str | None:
     stack = owner(ctx, key_arn.rsplit("/", 1)[-1])
     if stack is None:
         return None
-    return stack if stack in {s.stack_name for s in templates.stacks(ctx.cdk_out, ctx.env.name)} else None
+    return stack if stack in {s.stack_name for s in ctx.stacks} else None
 
 
 def sagemaker_log_group(ctx: Context) -> list[Result]:
@@ -215,7 +215,7 @@ def environment_stacks(ctx: Context) -> list[Result]:
     leaves ROLLBACK_COMPLETE, which only a delete clears)."""
     name = "environment-stacks"
     try:
-        wanted = [s.stack_name for s in templates.stacks(ctx.cdk_out, ctx.env.name)]
+        wanted = [s.stack_name for s in ctx.stacks]
     except templates.NoAssembly as error:
         return [Result(name, FAIL, f"{error}, so preflight knows the environment's stacks")]
     statuses: dict[str, str] = {}

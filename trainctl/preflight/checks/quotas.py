@@ -111,7 +111,7 @@ def network_limits(ctx: Context) -> list[Result]:
     per-VPC quotas (the subnet's own size is checked offline by validate: training_subnet_mask)."""
     name = "network-limits"
     try:
-        net = templates.network(templates.stacks(ctx.cdk_out, ctx.env.name))
+        net = templates.network(ctx.stacks)
     except templates.NoAssembly as error:
         return [Result(name, FAIL, f"{error}, so preflight can count what the Network stack creates")]
     if net is None:
@@ -161,7 +161,7 @@ def fsx_limits(ctx: Context) -> list[Result]:
     if fsx is None:
         return [Result(name, SKIP, f"{ctx.env.name} has no file system (cdk.json fsx)")]
     try:
-        stack = templates.stack_with(templates.stacks(ctx.cdk_out, ctx.env.name), "AWS::FSx::FileSystem")
+        stack = templates.stack_with(ctx.stacks, "AWS::FSx::FileSystem")
     except templates.NoAssembly:
         stack = None
     deployment, size = fsx.deployment_type, fsx.storage_capacity_gib
