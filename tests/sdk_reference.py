@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import json
 import os
 import socket
 import tarfile
@@ -257,17 +256,6 @@ def capture_create_training_job(
     if len(captured) != 1:
         raise AssertionError(f"expected one CreateTrainingJob call from fit(), saw {len(captured)}")
     return captured[0]
-
-
-def decoded_hyperparameters(request: Mapping[str, Any]) -> dict[str, Any]:
-    """HyperParameters as the in-container toolkit reads them: json.loads each value, raw text if that fails."""
-    decoded: dict[str, Any] = {}
-    for key, value in request.get("HyperParameters", {}).items():
-        try:
-            decoded[key] = json.loads(value)
-        except ValueError:
-            decoded[key] = value
-    return decoded
 
 
 # ---------------------------------------------------------------------------------------------------------------

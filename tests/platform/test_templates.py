@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from tests.platform.conftest import Synth
+from tests.platform.test_retired_exports import LOGICAL_ID as RETIRED
 
 pytestmark = pytest.mark.synth
 ENVS = ("dev", "prod")
@@ -335,7 +336,7 @@ def test_shared_job_policies_hold_one_statement_each_and_no_group_creation(synth
     policies = synth.resources(env, "Access", "AWS::IAM::ManagedPolicy")
     # the landed release's WriteTrainingLogs, attached to no role and kept one release for its export
     # (tests/platform/test_retired_exports.py)
-    policies.pop("TrainingJobsWriteTrainingLogs1E58AB02")
+    policies.pop(RETIRED)
     statements = {}
     for policy in policies.values():
         (statement,) = policy["Properties"]["PolicyDocument"]["Statement"]

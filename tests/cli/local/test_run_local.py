@@ -126,6 +126,8 @@ def test_the_jobs_requirements_and_framework_version_that_differ_here_are_notes(
     if installed.split("+")[0] != "2.3.0":  # the spec's framework_version
         assert versions == [f"the job runs torch 2.3.0 (the PyTorch 2.3.0 training image); this Python has torch "
                             f"{installed}: what changed between them can change the run"]
+    else:
+        assert versions == []
 
 
 # ---------------------------------------------------------------------------------------------------------------

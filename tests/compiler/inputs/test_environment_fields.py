@@ -7,12 +7,7 @@ from typing import Any
 import pytest
 
 from compiler.errors import SpecError
-from compiler.inputs.environments import (
-    DEFAULT_LOG_RETENTION_DAYS,
-    PRODUCTION_LOG_RETENTION_DAYS,
-    Environment,
-    parse_environments,
-)
+from compiler.inputs.environments import Environment, parse_environments
 
 MINIMAL = {"account": "111111111111", "region": "us-east-1", "availability_zone": "us-east-1a"}
 
@@ -30,8 +25,9 @@ def problems(**settings: Any) -> list[tuple[str, str]]:
 
 
 def test_log_retention_defaults_by_production() -> None:
-    assert parsed().log_retention_days == DEFAULT_LOG_RETENTION_DAYS
-    assert parsed(production=True).log_retention_days == PRODUCTION_LOG_RETENTION_DAYS
+    # README, "Environments": log_retention_days (default 30, 365 in production)
+    assert parsed().log_retention_days == 30
+    assert parsed(production=True).log_retention_days == 365
     assert parsed(production=True, log_retention_days=1).log_retention_days == 1
 
 

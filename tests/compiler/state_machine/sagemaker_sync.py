@@ -157,12 +157,10 @@ def never_starts(waiting: tuple[str, str] = STARTING) -> Outcome:
     return Outcome("waiting", billable_seconds=0, training_seconds=0, waiting=waiting)
 
 
-def stalls(progress_minutes: float = 0, quiet_start_minutes: float = 0) -> Outcome:
-    """The job trains: it writes progress lines for `progress_minutes` (after `quiet_start_minutes` of start-up:
-    image download, compile, checkpoint load), then none; it never ends."""
-    silent = ((0, quiet_start_minutes),) if quiet_start_minutes else ()
-    return Outcome("stall", silent=(*silent, (quiet_start_minutes + progress_minutes, math.inf)),
-                   billable_seconds=1800, training_seconds=1800)
+def stalls(progress_minutes: float = 0) -> Outcome:
+    """The job trains: it writes progress lines for `progress_minutes`, then none; it never ends (a quiet start-up:
+    `Outcome(silent=...)`)."""
+    return Outcome("stall", silent=((progress_minutes, math.inf),), billable_seconds=1800, training_seconds=1800)
 
 
 def running() -> Outcome:

@@ -34,7 +34,7 @@ TIMES = [
 def _expected(text: str) -> int:
     """The minute before the one `text` is in, as epoch milliseconds."""
     when = datetime.strptime(text[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC)
-    return (calendar.timegm(when.timetuple()) // 60 - clock.MARGIN_MINUTES) * 60_000
+    return (calendar.timegm(when.timetuple()) // 60 - 1) * 60_000
 
 
 @pytest.fixture(scope="module")
