@@ -13,7 +13,6 @@ there grants nothing and leaves the intended workload refused.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator, Mapping
 
 from compiler.errors import Problem
@@ -22,6 +21,7 @@ from compiler.facts.key_arns import KEY_ARN
 from compiler.inputs.environments import Environment
 from compiler.inputs.model import Workload
 from compiler.inputs.reader import Findings
+from compiler.rules.names import no_such_workload
 from compiler.rules.registry import environment_rule, project_rule
 from compiler.rules.views import ProjectView
 
@@ -73,11 +73,8 @@ def _grants(env: Environment) -> Iterator[tuple[str, frozenset[str]]]:
 
 @project_rule
 def grants_name_workloads(view: ProjectView, f: Findings) -> None:
-    names = sorted(view.spec_names)
     for env in view.environments.values():
         for where, granted in _grants(env):
             for name in sorted(granted - view.spec_names):
-                close = difflib.get_close_matches(name, names, n=1)
-                hint = f"did you mean '{close[0]}'? " if close else ""
-                f.warnings.append(Problem("cdk.json", where, f"names {name!r}, which no workload spec is: it grants "
-                                          f"nothing; {hint}workloads: {', '.join(names) or 'none'}"))
+                f.warnings.append(Problem("cdk.json", where, no_such_workload(name, view.spec_names,
+                                                                              ": it grants nothing")))

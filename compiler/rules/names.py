@@ -3,10 +3,10 @@ default_workloads lists is a spec's."""
 
 from __future__ import annotations
 
-import difflib
+from collections.abc import Iterable
 
 from compiler.errors import Problem
-from compiler.inputs.reader import Findings
+from compiler.inputs.reader import Findings, suggest
 from compiler.rules.registry import project_rule
 from compiler.rules.views import ProjectView
 
@@ -35,7 +35,11 @@ def default_workloads_name_specs(view: ProjectView, f: Findings) -> None:
     names = view.spec_names
     for env in view.environments.values():
         for name in sorted((env.default_workloads or frozenset()) - names):
-            close = difflib.get_close_matches(name, sorted(names), n=1)
-            hint = f"did you mean '{close[0]}'? " if close else ""
-            f.problems.append(Problem("cdk.json", f"{env.name}.default_workloads", f"names {name!r}, which no workload "
-                                      f"spec is; {hint}workloads: {', '.join(sorted(names)) or 'none'}"))
+            f.problems.append(Problem("cdk.json", f"{env.name}.default_workloads", no_such_workload(name, names)))
+
+
+def no_such_workload(name: str, names: Iterable[str], effect: str = "") -> str:
+    """What cdk.json says of a workload name no spec has (a typo that deploys or grants nothing), with the closest."""
+    close = suggest(name, names)
+    hint = f"did you mean '{close}'? " if close else ""
+    return f"names {name!r}, which no workload spec is{effect}; {hint}workloads: {', '.join(sorted(names)) or 'none'}"
