@@ -95,7 +95,7 @@ class Shard:
 
     index: int
     workloads: tuple[CompiledWorkload, ...]  # by name
-    template_bytes: int  # the estimate the size check used
+    template_bytes: int  # stack_layout.shard_template_bytes of its definitions and schedules, as the size rule estimates
 
     @property
     def stack_name(self) -> str:

@@ -91,7 +91,8 @@ class WorkloadsStack(cdk.Stack):
 class _SizeGuard:
     """Fails synth when a shard nears CloudFormation's resource limit, saying what to change.
 
-    Template size is checked as the shard is built (and by `validate`); the resource count is known only here.
+    Template size is checked by the compile pipeline, before any construct exists (the plan rule
+    every_shard_fits_its_template, which `validate` runs too); the resource count is known only here.
     """
 
     def __init__(self, stack: WorkloadsStack):

@@ -3,7 +3,8 @@
 A workload goes to shard sha256(name) % `workload_shards` (an environment setting in cdk.json), so adding or
 removing a workload never moves another one: a move would collide on the state machine's fixed name. Changing
 `workload_shards` moves most workloads, which is why it is a setting and not derived from today's count.
-`validate` and synth both check each shard's size with `shard_problem`, before anything is deployed.
+The compile pipeline, which `validate` and synth both run, checks each shard's size with `shard_problem`
+(compiler/rules/layout.py) before any construct exists.
 """
 
 from __future__ import annotations

@@ -42,14 +42,16 @@ def _nesting(value: Any) -> int:
     return deepest
 
 
-def parse_hyperparameters(items: list[str], expected: Mapping[str, str]) -> dict[str, Any]:
-    """The `-p` values by name; `expected` holds the JSON type of each spec value (compiler.compilation.overrides)."""
+def parse_hyperparameters(items: list[str], expected: Mapping[str, str], option: str = "-p",
+                          metavar: str = "NAME=VALUE") -> dict[str, Any]:
+    """The `-p` values by name; `expected` holds the JSON type of each spec value (compiler.compilation.overrides);
+    `option` and `metavar` as the command's help names them, for its messages."""
     hyperparameters: dict[str, Any] = {}
     for item in items:
         name, equals, text = item.partition("=")
         if not equals or not name:
-            raise problem(f"-p {item!r}: write NAME=VALUE, e.g. -p learning_rate=0.0003")
+            raise problem(f"{option} {item!r}: write {metavar}, e.g. {option} learning_rate=0.0003")
         if name in hyperparameters:
-            raise problem(f"-p {name}: given twice")
+            raise problem(f"{option} {name}: given twice")
         hyperparameters[name] = parse_value(text, expected.get(name), name)
     return hyperparameters

@@ -115,7 +115,7 @@ def prepare(args: argparse.Namespace) -> tuple[list[str], dict[str, str], Path, 
             raise LocalRunError(f"--nproc {args.nproc}: {workload.framework} script mode starts one process per "
                                 "instance, and run-local stands in for one instance")
     expected = {name: expected_type(value, False) for name, value in workload.hyperparameters.items()}
-    overrides = parse_hyperparameters(args.hyperparameter or [], expected)  # as `trainctl start` reads them
+    overrides = parse_hyperparameters(args.hyperparameter or [], expected, "--hyperparameter", "KEY=VALUE")
     gpt = is_gpt_trainer(workload, project)
     hyperparameters = {**workload.hyperparameters, **(SMOKE if args.smoke and gpt else {}), **overrides}
     notes = _launch_notes(workload, args.without_model_parallel) + _smoke_notes(args.smoke, gpt)

@@ -232,6 +232,6 @@ def test_hyperparameters_are_read_as_trainctl_start_reads_them(strict_spec: Path
 
 
 def test_a_hyperparameter_given_twice_is_refused(strict_spec: Path, tmp_path: Path) -> None:
-    with pytest.raises(SpecError, match="-p lr: given twice"):
+    with pytest.raises(SpecError, match="--hyperparameter lr: given twice"):
         prepared(str(strict_spec), "-p", "lr=1", "-p", "lr=2", "--output", str(tmp_path / "run"),
                  project=strict_spec.parents[1])
