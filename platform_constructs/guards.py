@@ -20,6 +20,8 @@ import jsii
 from aws_cdk import aws_ec2 as ec2
 from constructs import IConstruct, IValidation
 
+from platform_constructs import stack_resources
+
 LUSTRE_PORTS: tuple[tuple[int, int], ...] = ((988, 988), (1018, 1023))
 
 
@@ -94,7 +96,9 @@ def _key(stack: cdk.Stack, value: Any) -> str:
     return json.dumps(stack.resolve(value), sort_keys=True)
 
 
-_RULE_TYPES = (ec2.CfnSecurityGroupIngress, ec2.CfnSecurityGroupEgress, ec2.CfnSecurityGroup)
+_RULE_TYPES = ("AWS::EC2::SecurityGroupIngress", "AWS::EC2::SecurityGroupEgress", "AWS::EC2::SecurityGroup")
+_PEERS = {"ingress": ("sourceSecurityGroupId", "cidrIp", "sourcePrefixListId"),
+          "egress": ("destinationSecurityGroupId", "cidrIp", "destinationPrefixListId")}
 
 
 def rules_in(stack: cdk.Stack) -> list[Rule]:
@@ -110,29 +114,27 @@ def rules_in(stack: cdk.Stack) -> list[Rule]:
     return cached
 
 
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True)
+
+
 def _read_rules(stack: cdk.Stack) -> list[Rule]:
     found: list[Rule] = []
-    for node in stack.node.find_all():
-        if not isinstance(node, _RULE_TYPES) or cdk.Stack.of(node) is not stack:
-            continue
-        if isinstance(node, ec2.CfnSecurityGroupIngress):
-            peer = node.source_security_group_id or node.cidr_ip or node.source_prefix_list_id
-            found.append(Rule("ingress", _key(stack, node.group_id), _key(stack, peer), str(node.ip_protocol),
-                              node.from_port, node.to_port))
-        elif isinstance(node, ec2.CfnSecurityGroupEgress):
-            peer = node.destination_security_group_id or node.cidr_ip or node.destination_prefix_list_id
-            found.append(Rule("egress", _key(stack, node.group_id), _key(stack, peer), str(node.ip_protocol),
-                              node.from_port, node.to_port))
+    resources = stack_resources.of(stack)
+    for _, node in resources.of_type(*_RULE_TYPES):
+        if isinstance(node, (ec2.CfnSecurityGroupIngress, ec2.CfnSecurityGroupEgress)):
+            direction = "ingress" if isinstance(node, ec2.CfnSecurityGroupIngress) else "egress"
+            props = resources.properties(node)
+            peer = next((props[k] for k in _PEERS[direction] if props.get(k)), None)
+            found.append(Rule(direction, _json(props.get("groupId")), _json(peer), str(props.get("ipProtocol")),
+                              props.get("fromPort"), props.get("toPort")))
         elif isinstance(node, ec2.CfnSecurityGroup):
             group = _key(stack, node.attr_group_id)
-            for direction, prop, peer_keys in (
-                ("ingress", node.security_group_ingress, ("sourceSecurityGroupId", "cidrIp", "sourcePrefixListId")),
-                ("egress", node.security_group_egress,
-                 ("destinationSecurityGroupId", "cidrIp", "destinationPrefixListId")),
-            ):
-                for raw in stack.resolve(prop) or []:
-                    peer = next((raw[k] for k in peer_keys if raw.get(k) is not None), None)
-                    found.append(Rule(direction, group, json.dumps(peer, sort_keys=True), str(raw.get("ipProtocol")),
+            props = resources.properties(node)
+            for direction, prop in (("ingress", "securityGroupIngress"), ("egress", "securityGroupEgress")):
+                for raw in props.get(prop) or []:
+                    peer = next((raw[k] for k in _PEERS[direction] if raw.get(k) is not None), None)
+                    found.append(Rule(direction, group, _json(peer), str(raw.get("ipProtocol")),
                                       raw.get("fromPort"), raw.get("toPort")))
     return found
 
@@ -229,17 +231,16 @@ def s3_route_problems(subnets: Sequence[ec2.ISubnet]) -> list[str]:
 
 
 def _has_s3_route(stack: cdk.Stack, table: str) -> bool:
-    for node in stack.node.find_all():
-        if cdk.Stack.of(node) is not stack:
-            continue
-        if isinstance(node, ec2.CfnVPCEndpoint) and (node.vpc_endpoint_type or "Gateway") == "Gateway":
-            service = json.dumps(stack.resolve(node.service_name))
-            tables = [json.dumps(t, sort_keys=True) for t in stack.resolve(node.route_table_ids) or []]
-            if _S3_SERVICE.search(service) and table in tables:
+    resources = stack_resources.of(stack)
+    for _, node in resources.of_type("AWS::EC2::VPCEndpoint", "AWS::EC2::Route"):
+        if isinstance(node, ec2.CfnVPCEndpoint):
+            props = resources.properties(node)
+            if (props.get("vpcEndpointType") or "Gateway") == "Gateway" and _S3_SERVICE.search(
+                    json.dumps(props.get("serviceName"))) and table in [_json(t) for t in props.get("routeTableIds") or []]:
                 return True
-        if (
-            isinstance(node, ec2.CfnRoute) and node.destination_cidr_block == "0.0.0.0/0"
-            and _key(stack, node.route_table_id) == table and (node.nat_gateway_id or node.gateway_id)
-        ):
-            return True
+        elif isinstance(node, ec2.CfnRoute):
+            props = resources.properties(node)
+            if (props.get("destinationCidrBlock") == "0.0.0.0/0" and _json(props.get("routeTableId")) == table
+                    and (props.get("natGatewayId") or props.get("gatewayId"))):
+                return True
     return False

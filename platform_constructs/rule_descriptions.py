@@ -23,6 +23,7 @@ from typing import Any
 import aws_cdk as cdk
 import botocore.session
 
+from platform_constructs import stack_resources
 from platform_constructs.guards import add_guard
 
 _CONSTRAINT = re.compile(r"Up to (\d+) characters in length\.? (?:Allowed|Valid) characters(?: are|:) a-z, A-Z, 0-9, "
@@ -124,15 +125,15 @@ _TYPES = ("AWS::EC2::SecurityGroup", *_RULE_TYPES)
 def stack_problems(stack: cdk.Stack) -> list[str]:
     """The same for the L1 resources of a stack, named by construct path."""
     problems: list[str] = []
-    for node in stack.node.find_all():
-        if isinstance(node, cdk.CfnResource) and node.cfn_resource_type in _TYPES and cdk.Stack.of(node) is stack:
-            resolved = stack.resolve(node._cfn_properties) or {}
-            props = {key[:1].upper() + key[1:]: value for key, value in resolved.items()}
-            for key in ("SecurityGroupIngress", "SecurityGroupEgress"):  # nested rules: camelCase keys too
-                if isinstance(props.get(key), list):
-                    props[key] = [{k[:1].upper() + k[1:]: v for k, v in rule.items()} if isinstance(rule, Mapping)
-                                  else rule for rule in props[key]]
-            problems += description_problems(node.node.path, node.cfn_resource_type, props)
+    resources = stack_resources.of(stack)
+    for resource_type, node in resources.of_type(*_TYPES):
+        props = {key[:1].upper() + key[1:]: value for key, value in resources.properties(node).items()}
+        for key in ("SecurityGroupIngress", "SecurityGroupEgress"):  # nested rules: camelCase keys too
+            if isinstance(props.get(key), list):
+                props[key] = [{k[:1].upper() + k[1:]: v for k, v in rule.items()} if isinstance(rule, Mapping)
+                              else rule for rule in props[key]]
+        if description_problems("", resource_type, props):  # the path (a call into JavaScript) only for a fault
+            problems += description_problems(node.node.path, resource_type, props)
     return problems
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import aws_cdk as cdk
 
+from platform_constructs import stack_resources
 from platform_constructs.guards import add_guard
 
 
@@ -63,7 +64,7 @@ SERVICE_CREATED_NAMES: tuple[ServiceName, ...] = (
                 "let the service create its service-linked role on first use"),
 )
 
-_TYPES = frozenset(entry.resource_type for entry in SERVICE_CREATED_NAMES)
+_TYPES = tuple(dict.fromkeys(entry.resource_type for entry in SERVICE_CREATED_NAMES))
 
 
 def owned_service_names(resource_type: str, properties: Mapping[str, Any]) -> list[ServiceName]:
@@ -105,14 +106,11 @@ def _template_form(properties: Mapping[str, Any]) -> dict[str, Any]:
 def service_name_problems(stack: cdk.Stack) -> list[str]:
     """Every L1 resource of the stack that owns a service-created name, with its construct path."""
     problems: list[str] = []
-    for node in stack.node.find_all():
-        if not isinstance(node, cdk.CfnResource) or node.cfn_resource_type not in _TYPES:
-            continue
-        if cdk.Stack.of(node) is not stack:
-            continue
-        props = _template_form(stack.resolve(node._cfn_properties) or {})
-        problems.extend(problem(node.node.path, node.cfn_resource_type, props, entry)
-                        for entry in owned_service_names(node.cfn_resource_type, props))
+    resources = stack_resources.of(stack)
+    for resource_type, node in resources.of_type(*_TYPES):
+        props = _template_form(resources.properties(node))
+        problems.extend(problem(node.node.path, resource_type, props, entry)
+                        for entry in owned_service_names(resource_type, props))
     return problems
 
 

@@ -23,6 +23,7 @@ from compiler import state_machine as sm
 from compiler.compilation.stack_layout import MAX_STACK_RESOURCES
 from compiler.facts.placeholders import SOURCE_DIR_FILE_NAME, SOURCE_DIR_S3_URI
 from compiler.pipeline import Bundle, EnvironmentPlan, Shard
+from platform_constructs import stack_resources
 from platform_constructs.schedule import WorkloadSchedule
 from platform_constructs.source_bundle import SourceBundle, write_bundle
 from platform_constructs.workload import TrainingWorkload, WorkloadPlatform
@@ -100,7 +101,7 @@ class _SizeGuard:
 
     def validate(self) -> list[str]:
         stack = self.stack
-        resources = len([c for c in stack.node.find_all() if isinstance(c, cdk.CfnResource)])
+        resources = stack_resources.of(stack).count
         if resources <= MAX_STACK_RESOURCES:
             return []
         return [f"{stack.stack_name} has {resources} resources (limit {MAX_STACK_RESOURCES} of CloudFormation's 500): "
