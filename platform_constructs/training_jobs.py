@@ -47,19 +47,15 @@ REASONS = {
     "ListTrainingLogs": "logs:DescribeLogStreams authorizes against the log group only (Service Authorization "
                         "Reference, CloudWatch Logs): the /aws/sagemaker/TrainingJobs group in both of the forms IAM "
                         "names a group by, nothing wider; writing is each workload's own (its jobs' streams).",
-    "WriteTrainingLogs": "Attached to no role: kept one release only so that the export deployed workload stacks import "
-                         "outlives their update (they now write their own jobs' streams only); removed in the next "
-                         "release.",
 }
 
 
-def training_log_group_arns(stack: cdk.Stack, inside: str = ":*") -> list[str]:
+def training_log_group_arns(stack: cdk.Stack) -> list[str]:
     """/aws/sagemaker/TrainingJobs as IAM names a log group: `log-group:NAME` and, for most actions, `log-group:NAME:*`
-    (CloudWatch Logs user guide, "Overview of managing access permissions"); `inside` for a narrower second form
-    (`:log-stream:<pattern>`)."""
+    (CloudWatch Logs user guide, "Overview of managing access permissions")."""
     return [stack.format_arn(service="logs", resource="log-group", resource_name=name,
                              arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME)
-            for name in (TRAINING_LOG_GROUP, f"{TRAINING_LOG_GROUP}{inside}")]
+            for name in (TRAINING_LOG_GROUP, f"{TRAINING_LOG_GROUP}:*")]
 
 
 class TrainingJobsAccess(Construct):
@@ -94,9 +90,6 @@ class TrainingJobsAccess(Construct):
                                                                       resource_name=vpc.vpc_id)}}),
             "ListTrainingLogs": iam.PolicyStatement(
                 sid="ListTrainingLogs", actions=["logs:DescribeLogStreams"], resources=training_log_group_arns(stack)),
-            "WriteTrainingLogs": iam.PolicyStatement(
-                sid="WriteTrainingLogs", actions=["logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
-                resources=training_log_group_arns(stack, ":log-stream:*")),
         }
         self.policies: list[iam.ManagedPolicy] = []
         for sid, statement in statements.items():
@@ -104,9 +97,3 @@ class TrainingJobsAccess(Construct):
                                        description=f"Training jobs ({sid}): shared by every workload's execution role")
             acknowledge_required_wildcards(policy, {sid: REASONS[sid]})
             self.policies.append(policy)
-        # The landed release's WriteTrainingLogs (the last entry), attached to no role: deployed workload stacks import
-        # its ARN, and CloudFormation refuses to update a stack that removes an export in use, so it and its export
-        # outlive their update by one release (it is left as deployed: a new description would replace it).
-        # TODO(next release): remove the entry of statements and REASONS, and these two lines.
-        retired = self.policies.pop()
-        stack.export_value(retired.managed_policy_arn)

@@ -16,7 +16,6 @@ import pytest
 
 from tests.platform.test_job_security_groups import ENVS, WORKLOADS, workload_stacks
 from tests.platform.test_log_streams import _workload_of
-from tests.platform.test_retired_exports import LOGICAL_ID as RETIRED  # attached to no role (tested there)
 
 pytestmark = pytest.mark.synth
 TRAINING_LOG_GROUP = "/aws/sagemaker/TrainingJobs"
@@ -25,8 +24,8 @@ TRAINING_LOG_GROUP = "/aws/sagemaker/TrainingJobs"
 def _execution_statements(app, env: str) -> dict[str, list[dict[str, Any]]]:
     """Workload -> the statements of its execution policy, and those of the Access stack's shared managed policies
     (which every execution role takes)."""
-    shared = [s for k, r in app.templates[env]["Access"]["Resources"].items() if r["Type"] == "AWS::IAM::ManagedPolicy"
-              and k != RETIRED for s in r["Properties"]["PolicyDocument"]["Statement"]]
+    shared = [s for r in app.templates[env]["Access"]["Resources"].values() if r["Type"] == "AWS::IAM::ManagedPolicy"
+              for s in r["Properties"]["PolicyDocument"]["Statement"]]
     found: dict[str, list[dict[str, Any]]] = {}
     for template in workload_stacks(app, env).values():
         for resource in template["Resources"].values():

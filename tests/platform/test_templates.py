@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 
 from tests.platform.conftest import Synth
-from tests.platform.test_retired_exports import LOGICAL_ID as RETIRED
 
 pytestmark = pytest.mark.synth
 ENVS = ("dev", "prod")
@@ -334,9 +333,6 @@ def test_the_environment_key_lets_cloudwatch_logs_of_this_account_and_region_use
 @pytest.mark.parametrize("env", ENVS)
 def test_shared_job_policies_hold_one_statement_each_and_no_group_creation(synth: Synth, env: str) -> None:
     policies = synth.resources(env, "Access", "AWS::IAM::ManagedPolicy")
-    # the landed release's WriteTrainingLogs, attached to no role and kept one release for its export
-    # (tests/platform/test_retired_exports.py)
-    policies.pop(RETIRED)
     statements = {}
     for policy in policies.values():
         (statement,) = policy["Properties"]["PolicyDocument"]["Statement"]
