@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from compiler.errors import SpecError
+from trainctl.common.lookup import UnknownEnvironment
 from trainctl.local import command as local
 from trainctl.preflight import command as preflight
 from trainctl.project import prices, specs, summary, zones
@@ -41,6 +42,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
+    except UnknownEnvironment as error:  # a wrong `--env`: wrong usage, as argparse answers a wrong argument
+        print(str(error), file=sys.stderr)
+        return 2
     except SpecError as error:
         print(str(error), file=sys.stderr)
         return 1

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import argparse
 import functools
-import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +54,8 @@ def project_of(args: argparse.Namespace, spec: str | None = None) -> Project:
 
 
 class UnknownEnvironment(SpecError):
-    """`--env` names no environment of cdk.json: the one message every command prints for it."""
+    """`--env` names no environment of cdk.json: the one message every command prints for it, with exit status 2 as
+    argparse gives a wrong argument (trainctl.cli.main)."""
 
     def __init__(self, name: str, declared: Iterable[str]) -> None:
         super().__init__(Problem("", "", f"unknown environment '{name}'; cdk.json declares {', '.join(declared)}"))
@@ -67,21 +67,3 @@ def environment(project: Project, name: str) -> Environment:
     if name not in envs:
         raise UnknownEnvironment(name, envs)
     return envs[name]
-
-
-Command = Callable[..., int]
-
-
-def unknown_environment_is_usage(command: Command) -> Command:
-    """For the commands that treat an unknown `--env` as wrong usage, as argparse treats a wrong argument: the same
-    message, exit status 2 instead of 1."""
-
-    @functools.wraps(command)
-    def checked(*args: Any, **kwargs: Any) -> int:
-        try:
-            return command(*args, **kwargs)
-        except UnknownEnvironment as error:
-            print(str(error), file=sys.stderr)
-            return 2
-
-    return checked

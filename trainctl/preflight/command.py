@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from trainctl.common.lookup import environment, project_of, unknown_environment_is_usage
+from trainctl.common.lookup import environment, project_of
 from trainctl.common.verdicts import FAIL, SKIP, Result, counts, table
 
 if TYPE_CHECKING:
@@ -53,7 +53,6 @@ def run_check(check: Check, ctx: Context) -> list[Result]:
         return [Result(label, FAIL, f"the check stopped: {type(error).__name__}: {error}")]
 
 
-@unknown_environment_is_usage
 def preflight(args: argparse.Namespace) -> int:
     """Run every check, print the table, exit 1 on any failure."""
     from trainctl.preflight.context import context

@@ -17,7 +17,7 @@ from compiler.inputs.environments import Environment
 from compiler.pipeline import compile_one, compile_project
 from compiler.spec import workload_files
 from compiler.spec.loading import SpecFile
-from trainctl.common.lookup import environment, project_of, unknown_environment_is_usage
+from trainctl.common.lookup import environment, project_of
 
 
 def validate(args: argparse.Namespace) -> int:
@@ -59,7 +59,6 @@ def _directory(text: str | None) -> Path | None:
     return folder
 
 
-@unknown_environment_is_usage
 def render(args: argparse.Namespace) -> int:
     project = project_of(args, args.spec)
     env = environment(project, args.env)

@@ -15,11 +15,10 @@ import sys
 
 from compiler.inputs.environments import zone_problems
 from trainctl.common.aws import session
-from trainctl.common.lookup import environment, project_of, unknown_environment_is_usage
+from trainctl.common.lookup import environment, project_of
 from trainctl.project.files import write_text_atomically
 
 
-@unknown_environment_is_usage
 def lookup_zones(args: argparse.Namespace) -> int:
     project = project_of(args)
     env = environment(project, args.env)

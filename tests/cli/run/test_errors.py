@@ -47,7 +47,6 @@ def test_an_unknown_profile(cli, deployed) -> None:
 
 
 @pytest.mark.parametrize(("argv", "expected"), [
-    (["start", WORKLOAD, "--env", "staging"], "unknown environment 'staging'; cdk.json declares dev, prod"),
     (["runs", "gpt-smdp", "--env", "dev"], "no such workload; did you mean 'gpt-smddp'?"),
     (["logs", f"{WORKLOAD}/no-such-run", "--env", "dev"],
      f"{DEV_ARN}: no such execution of {WORKLOAD} in dev; list recent runs"),

@@ -330,12 +330,12 @@ def test_options_at_their_boundary_pass_the_option_check(cli, option: list[str])
     """Just inside what the refusals above stop just past: the command gets on to the environment (unknown here,
     so nothing starts)."""
     result = cli("smoke", "--env", "nowhere", *option)
-    assert result.code == 1 and result.err.strip().startswith("unknown environment 'nowhere'"), result.err
+    assert result.code == 2 and result.err.strip().startswith("unknown environment 'nowhere'"), result.err
 
 
 def test_an_unknown_environment_is_one_line(cli) -> None:
     result = cli("smoke", "--env", "nowhere")
-    assert result.code == 1 and result.err.strip() == "unknown environment 'nowhere'; cdk.json declares dev, prod"
+    assert result.code == 2 and result.err.strip() == "unknown environment 'nowhere'; cdk.json declares dev, prod"
 
 
 # ------------------------------------------------------------------------------------------------ every row's fail
