@@ -7,7 +7,7 @@ one helper makes every acknowledgment greppable and guarantees the rule id is sp
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import aws_cdk as cdk
@@ -26,9 +26,17 @@ def rule_id(rule: str, finding: str | None = None) -> str:
 
 def acknowledge(scope: IConstruct, rule: str, reason: str, finding: str | None = None) -> None:
     """Acknowledge one AwsSolutions rule (or one finding of it) on one resource, with a specific reason."""
-    if len(reason.strip()) < 20:
-        raise ValueError(f"acknowledging {rule} on {scope.node.path} needs a specific reason, not {reason!r}")
-    cdk.Validations.of(scope).acknowledge(cdk.Acknowledgment(id=rule_id(rule, finding), reason=reason))
+    acknowledge_findings(scope, rule, [(finding, reason)])
+
+
+def acknowledge_findings(scope: IConstruct, rule: str, reasons: Sequence[tuple[str | None, str]]) -> None:
+    """Acknowledge findings of one rule on one resource, each (finding, reason), in one call into the CDK."""
+    for _, reason in reasons:
+        if len(reason.strip()) < 20:
+            raise ValueError(f"acknowledging {rule} on {scope.node.path} needs a specific reason, not {reason!r}")
+    if reasons:
+        cdk.Validations.of(scope).acknowledge(*(cdk.Acknowledgment(id=rule_id(rule, finding), reason=reason)
+                                                for finding, reason in reasons))
 
 
 def flatten_cfn_reference(node: Any) -> str:
@@ -85,6 +93,7 @@ def acknowledge_required_wildcards(policy: iam.Policy | iam.ManagedPolicy, reaso
         document = cdk.Stack.of(cfn).resolve(cfn.policy_document) or {}
         statements = document.get("Statement", [])
         errors = []
+        acknowledged: list[tuple[str | None, str]] = []
         owners: dict[str, str] = {}
         for statement in statements:
             for finding in wildcard_findings(statement):
@@ -102,7 +111,8 @@ def acknowledge_required_wildcards(policy: iam.Policy | iam.ManagedPolicy, reaso
                     errors.append(f"{cfn.node.path}: the acknowledgment of {finding} for {sid} would also cover another "
                                   "statement of the same policy; move one of them to a policy of its own")
                     continue
-                acknowledge(cfn, "IAM5", reason, finding=finding)
+                acknowledged.append((finding, reason))
+        acknowledge_findings(cfn, "IAM5", acknowledged)
         return errors
 
     cfn.node.add_validation(_Record(record))

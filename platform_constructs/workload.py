@@ -125,8 +125,9 @@ class TrainingWorkload(Construct):
 
     # ------------------------------------------------------------------------------------------------- roles
 
-    def _data_statements(self, platform: WorkloadPlatform) -> list[iam.PolicyStatement]:
-        """Read exactly the S3 prefixes the workload's inputs (and model_uri) name."""
+    def _data_buckets(self, platform: WorkloadPlatform) -> list[tuple[str, str, list[str]]]:
+        """(statement name, bucket ARN, key prefixes) of each bucket the workload's inputs (and model_uri) read:
+        `Data` for the environment's data bucket, `External<n>` for a bucket of its own."""
         w = self.workload
         locations = [(c.bucket, c.key_prefix) for c in w.inputs if isinstance(c, S3Channel)]
         if w.model_uri is not None:
@@ -135,10 +136,14 @@ class TrainingWorkload(Construct):
         by_bucket: dict[str | None, list[str]] = {}
         for bucket, prefix in locations:
             by_bucket.setdefault(bucket, []).append(prefix)
+        return [("Data" if bucket is None else f"External{index}",
+                 platform.data_bucket.bucket_arn if bucket is None else f"arn:{cdk.Aws.PARTITION}:s3:::{bucket}", prefixes)
+                for index, (bucket, prefixes) in enumerate(sorted(by_bucket.items(), key=lambda i: i[0] or ""))]
+
+    def _data_statements(self, buckets: list[tuple[str, str, list[str]]]) -> list[iam.PolicyStatement]:
+        """Read exactly the S3 prefixes the workload's inputs (and model_uri) name."""
         statements = []
-        for index, (bucket, prefixes) in enumerate(sorted(by_bucket.items(), key=lambda i: i[0] or "")):
-            arn = platform.data_bucket.bucket_arn if bucket is None else f"arn:{cdk.Aws.PARTITION}:s3:::{bucket}"
-            sid = "Data" if bucket is None else f"External{index}"
+        for sid, arn, prefixes in buckets:
             statements += [
                 iam.PolicyStatement(sid=f"List{sid}", actions=["s3:ListBucket"], resources=[arn],
                                     conditions={"StringLike": {"s3:prefix": sorted({f"{p}*" for p in prefixes})}}),
@@ -147,11 +152,11 @@ class TrainingWorkload(Construct):
             ]
         return statements
 
-    def _own_statements(self, platform: WorkloadPlatform, source: SourceBundle | None,
-                        image_uri: str) -> list[iam.PolicyStatement]:
+    def _own_statements(self, platform: WorkloadPlatform, buckets: list[tuple[str, str, list[str]]],
+                        source: SourceBundle | None, image_uri: str) -> list[iam.PolicyStatement]:
         w = self.workload
         prefix = f"{w.name}/"
-        statements = self._data_statements(platform)
+        statements = self._data_statements(buckets)
         statements += [
             iam.PolicyStatement(sid="ListOwnOutputs", actions=["s3:ListBucket"],
                                 resources=[platform.output_bucket.bucket_arn, platform.checkpoint_bucket.bucket_arn],
@@ -229,13 +234,14 @@ class TrainingWorkload(Construct):
             managed_policies=list(platform.shared_execution_policies),
             max_session_duration=cdk.Duration.hours(12),
         )
+        buckets = self._data_buckets(platform)
         policy = iam.Policy(self, "ExecutionPolicy", roles=[role],
-                            statements=self._own_statements(platform, source, image_uri))
+                            statements=self._own_statements(platform, buckets, source, image_uri))
         data_reason = ("Training jobs read every object under the data prefixes this workload's inputs name (object "
                        "keys are chosen by whoever uploads the data set); limited to those prefixes.")
         acknowledge_required_wildcards(policy, {
             "ReadData": data_reason,
-            **{s.sid: data_reason for s in self._data_statements(platform) if s.sid and s.sid.startswith("ReadExternal")},
+            **{f"Read{sid}": data_reason for sid, _, _ in buckets if sid.startswith("External")},
             "WriteOutput": f"SageMaker writes model artifacts under job names generated per run; limited to the "
                            f"workload's own prefix {self.workload.name}/ of the output bucket.",
             "SyncCheckpoints": f"SageMaker syncs checkpoint files named by the training script under per-run prefixes; "

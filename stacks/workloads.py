@@ -11,6 +11,7 @@ any construct exists; the resource count, known only on the constructs, fails sy
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,7 +48,7 @@ class WorkloadsStack(cdk.Stack):
     """One shard of an environment's workloads."""
 
     def __init__(self, scope: Construct, shard: Shard, *, platform: PlatformResources, runs: RunsStack,
-                 build_dir: Path, **kwargs: Any) -> None:
+                 bundle_file: Callable[[Bundle], Path], **kwargs: Any) -> None:
         env = platform.env
         super().__init__(scope, shard.stack_name, description=f"Training workloads ({env.name}): {len(shard.workloads)} "
                          "state machines, one shard of the environment's workloads", **kwargs)
@@ -69,7 +70,7 @@ class WorkloadsStack(cdk.Stack):
         for compiled in shard.workloads:
             workload = compiled.workload
             values = dict(base)
-            bundle = self._bundle(compiled.code, bundles, build_dir) if compiled.code is not None else None
+            bundle = self._bundle(compiled.code, bundles, bundle_file) if compiled.code is not None else None
             if bundle is not None:
                 values[SOURCE_DIR_S3_URI] = bundle.s3_uri
                 values[SOURCE_DIR_FILE_NAME] = source_file_name(bundle)
@@ -81,10 +82,11 @@ class WorkloadsStack(cdk.Stack):
                                  state_machine_arn=construct.state_machine_arn).node.add_dependency(construct.state_machine)
             self.workloads[workload.name] = construct
 
-    def _bundle(self, code: Bundle, bundles: dict[int, SourceBundle], build_dir: Path) -> SourceBundle:
+    def _bundle(self, code: Bundle, bundles: dict[int, SourceBundle],
+                bundle_file: Callable[[Bundle], Path]) -> SourceBundle:
         """The stack's asset of a plan bundle, made on its first use here (`Source0`, `Source1`, ... in that order)."""
         if code.index not in bundles:
-            bundles[code.index] = SourceBundle(self, f"Source{len(bundles)}", path=write_bundle(code.scan, build_dir))
+            bundles[code.index] = SourceBundle(self, f"Source{len(bundles)}", path=bundle_file(code))
         return bundles[code.index]
 
 
@@ -151,9 +153,17 @@ def add_workload_stacks(stage: Construct, platform: PlatformResources, plan: Env
     runs = RunsStack(stage, "Runs", settings=env, removal_policy=platform.removal_policy,
                      termination_protection=env.production)
     result = WorkloadStacks(runs=runs)
+    directory = build_dir or platform.project_root / "build" / "sourcedirs"
+    files: dict[int, Path] = {}
+
+    def bundle_file(code: Bundle) -> Path:
+        """The plan bundle's tarball, packed once for all the environment's shards that ship it."""
+        if code.index not in files:
+            files[code.index] = write_bundle(code.scan, directory)
+        return files[code.index]
+
     for shard in plan.shards:
-        result.shards.append(WorkloadsStack(stage, shard, platform=platform, runs=runs,
-                                            build_dir=build_dir or platform.project_root / "build" / "sourcedirs"))
+        result.shards.append(WorkloadsStack(stage, shard, platform=platform, runs=runs, bundle_file=bundle_file))
     result.monitoring = add_monitoring_stacks(
         stage, settings=env, topic=runs.topic,
         workloads=[(w.workload, w.state_machine_arn) for shard in result.shards for w in shard.workloads.values()])
