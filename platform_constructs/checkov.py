@@ -9,6 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 import aws_cdk as cdk
+from aws_cdk import aws_lambda as lambda_
+
+from platform_constructs.providers import providers
 
 _KEY = "checkov"
 
@@ -45,14 +48,10 @@ def acknowledge_custom_resource_functions(stack: cdk.Stack) -> None:
     (`Custom::CDKECRDeployment<uuid>`). The app has no AwsCustomResource: nothing it deploys acts on what its stacks
     do not hold (docs/teardown.md).
     """
-    for child in stack.node.children:
-        name = child.node.id
-        if name.endswith("CustomResourceProvider"):
-            handler = child.node.try_find_child("Handler")
-        elif name.startswith("Custom::CDKECRDeployment"):
-            handler = child.node.default_child
-        else:
-            continue
+    handlers = [provider.node.try_find_child("Handler") for provider in providers(stack)]
+    handlers += [child.node.default_child for child in stack.node.children
+                 if isinstance(child, lambda_.Function) and child.node.id.startswith("Custom::CDKECRDeployment")]
+    for handler in handlers:
         if isinstance(handler, cdk.CfnResource) and handler.cfn_resource_type == "AWS::Lambda::Function":
             for check_id, reason in CUSTOM_RESOURCE_FUNCTION_REASONS.items():
                 acknowledge_check(handler, check_id, reason)

@@ -16,7 +16,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-_PROVIDER_SUFFIX = "CustomResourceProvider"
+from platform_constructs.providers import providers
 
 
 def role_and_logs(scope: Construct, *, description: str, key: kms.IKey | None, retention: logs.RetentionDays,
@@ -39,11 +39,11 @@ def provider_functions_log_to_own_groups(stack: cdk.Stack, *, key: kms.IKey, ret
     """Give every CDK custom-resource provider function of `stack` its own encrypted, retained log group; returns
     the groups. Run it after the constructs that add providers (they are singletons among the stack's children)."""
     groups = []
-    for provider in stack.node.children:
+    for provider in providers(stack):
         handler = provider.node.try_find_child("Handler")
         role = provider.node.try_find_child("Role")
-        if not (provider.node.id.endswith(_PROVIDER_SUFFIX) and _raw(handler, "AWS::Lambda::Function")
-                and _raw(role, "AWS::IAM::Role")) or provider.node.try_find_child("Logs") is not None:
+        if not (_raw(handler, "AWS::Lambda::Function") and _raw(role, "AWS::IAM::Role")) \
+                or provider.node.try_find_child("Logs") is not None:
             continue
         assert isinstance(handler, cdk.CfnResource) and isinstance(role, cdk.CfnResource)
         group = logs.LogGroup(provider, "Logs", encryption_key=key, retention=retention,

@@ -45,6 +45,8 @@ RULES_PER_GROUP = 60
 # FSx for Lustre User Guide, "File system access control with Amazon VPC": TCP 988 and 1018-1023.
 LUSTRE_PORTS = tuple(ec2.Port.tcp(low) if low == high else ec2.Port.tcp_range(low, high)
                      for low, high in guards.LUSTRE_PORTS)  # the guards' ports, as rules
+# Value objects every job group's rules share (made once: each is a call into the CDK's JavaScript).
+ALL_TRAFFIC, HTTPS, ANYWHERE_IPV4 = ec2.Port.all_traffic(), ec2.Port.tcp(443), ec2.Peer.any_ipv4()
 
 
 class TrainingNetwork(Construct):
@@ -163,14 +165,14 @@ class TrainingNetwork(Construct):
                         "reads FSx",
         )
         # Rule descriptions take a-z, A-Z, 0-9, spaces and ._-:/()#,@[]+=&;{}!$* (EC2 API reference, IpRange): no quotes.
-        group.add_ingress_rule(group, ec2.Port.all_traffic(), "EFA: from the nodes of the job")
-        group.add_egress_rule(group, ec2.Port.all_traffic(), "EFA: to the nodes of the job")
+        group.add_ingress_rule(group, ALL_TRAFFIC, "EFA: from the nodes of the job")
+        group.add_egress_rule(group, ALL_TRAFFIC, "EFA: to the nodes of the job")
         group.add_egress_rule(
-            ec2.Peer.any_ipv4(), ec2.Port.tcp(443),
+            ANYWHERE_IPV4, HTTPS,
             "HTTPS to AWS APIs; routes allow only the VPC endpoints (and a NAT gateway where enabled)",
         )
         if self.endpoint_security_group is not None:
-            self.endpoint_security_group.add_ingress_rule(group, ec2.Port.tcp(443), f"HTTPS from jobs of {workload}",
+            self.endpoint_security_group.add_ingress_rule(group, HTTPS, f"HTTPS from jobs of {workload}",
                                                           remote_rule=True)
             self._count_rule("endpoints", 1)
         fs_group = self.file_system_security_group
@@ -262,6 +264,6 @@ class TrainingNetwork(Construct):
             fs_group.add_ingress_rule(fs_group, port, "Lustre between file servers")
             fs_group.add_egress_rule(fs_group, port, "Lustre between file servers")
         fs_group.add_egress_rule(
-            ec2.Peer.any_ipv4(), ec2.Port.tcp(443), "HTTPS to S3 for the data repository association (gateway route)",
+            ANYWHERE_IPV4, HTTPS, "HTTPS to S3 for the data repository association (gateway route)",
         )
         return fs_group

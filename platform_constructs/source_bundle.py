@@ -13,6 +13,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_s3_assets as s3_assets
 from constructs import Construct
 
@@ -44,11 +45,7 @@ class SourceBundle(Construct):
         super().__init__(scope, construct_id)
         self.path = path
         self.asset = s3_assets.Asset(self, "Asset", path=str(path))
-
-    @property
-    def s3_uri(self) -> str:
-        return self.asset.s3_object_url
-
-    @property
-    def object_key(self) -> str:
-        return self.asset.s3_object_key
+        # Read once: each workload that ships the bundle names them (a call into the CDK's JavaScript each).
+        self.s3_uri: str = self.asset.s3_object_url
+        self.object_key: str = self.asset.s3_object_key
+        self.bucket: s3.IBucket = self.asset.bucket

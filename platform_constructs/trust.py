@@ -14,7 +14,7 @@ from __future__ import annotations
 import aws_cdk as cdk
 from aws_cdk import aws_iam as iam
 
-_PROVIDER_SUFFIX = "CustomResourceProvider"
+from platform_constructs.providers import providers
 
 
 def provider_roles_trust_this_account(stack: cdk.Stack) -> None:
@@ -23,9 +23,7 @@ def provider_roles_trust_this_account(stack: cdk.Stack) -> None:
     The providers are singletons among the stack's own children (`Custom::<Name>CustomResourceProvider`), so this
     reads the stack's children only: an aspect would visit every construct of the app.
     """
-    for provider in stack.node.children:
-        if not provider.node.id.endswith(_PROVIDER_SUFFIX):
-            continue
+    for provider in providers(stack):
         role = provider.node.try_find_child("Role")
         if isinstance(role, cdk.CfnResource) and role.cfn_resource_type == "AWS::IAM::Role":
             # The providers' trust is one statement: lambda.amazonaws.com may sts:AssumeRole.

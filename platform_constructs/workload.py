@@ -21,9 +21,6 @@ import aws_cdk as cdk
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
-from aws_cdk import aws_kms as kms
-from aws_cdk import aws_logs as logs
-from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
@@ -74,15 +71,21 @@ def log_stream_patterns(base_job_name: str, relaunches: int) -> list[str]:
 class WorkloadPlatform:
     """What a workload uses of its environment's platform (cross-stack references)."""
 
-    data_bucket: s3.IBucket
-    output_bucket: s3.IBucket
-    checkpoint_bucket: s3.IBucket
-    key: kms.IKey
+    data_bucket_arn: str
+    output_bucket_arn: str
+    checkpoint_bucket_arn: str
+    key_arn: str  # the environment's key
     image_repositories: dict[str, str]  # project repository name -> repository ARN
     shared_execution_policies: Sequence[iam.IManagedPolicy]
     shared_state_machine_policies: Sequence[iam.IManagedPolicy]
-    run_log_group: logs.ILogGroup
+    run_log_group_arn: str
     network: TrainingNetwork  # makes the workload's own job security group
+
+
+def objects(bucket_arn: str, key_pattern: str) -> str:
+    """The ARN of a bucket's objects whose keys match the pattern (`arn:<partition>:s3:::<bucket>/<key>`, as the
+    CDK's `arn_for_objects` writes it)."""
+    return f"{bucket_arn}/{key_pattern}"
 
 
 class TrainingWorkload(Construct):
@@ -116,7 +119,7 @@ class TrainingWorkload(Construct):
                 level="ALL", include_execution_data=True,
                 destinations=[sfn.CfnStateMachine.LogDestinationProperty(
                     cloud_watch_logs_log_group=sfn.CfnStateMachine.CloudWatchLogsLogGroupProperty(
-                        log_group_arn=platform.run_log_group.log_group_arn))]),
+                        log_group_arn=platform.run_log_group_arn))]),
             tracing_configuration=sfn.CfnStateMachine.TracingConfigurationProperty(enabled=True),
         )
         self.state_machine.node.add_dependency(self.role)
@@ -137,7 +140,7 @@ class TrainingWorkload(Construct):
         for bucket, prefix in locations:
             by_bucket.setdefault(bucket, []).append(prefix)
         return [("Data" if bucket is None else f"External{index}",
-                 platform.data_bucket.bucket_arn if bucket is None else f"arn:{cdk.Aws.PARTITION}:s3:::{bucket}", prefixes)
+                 platform.data_bucket_arn if bucket is None else f"arn:{cdk.Aws.PARTITION}:s3:::{bucket}", prefixes)
                 for index, (bucket, prefixes) in enumerate(sorted(by_bucket.items(), key=lambda i: i[0] or ""))]
 
     def _data_statements(self, buckets: list[tuple[str, str, list[str]]]) -> list[iam.PolicyStatement]:
@@ -159,13 +162,13 @@ class TrainingWorkload(Construct):
         statements = self._data_statements(buckets)
         statements += [
             iam.PolicyStatement(sid="ListOwnOutputs", actions=["s3:ListBucket"],
-                                resources=[platform.output_bucket.bucket_arn, platform.checkpoint_bucket.bucket_arn],
+                                resources=[platform.output_bucket_arn, platform.checkpoint_bucket_arn],
                                 conditions={"StringLike": {"s3:prefix": [f"{prefix}*"]}}),
             iam.PolicyStatement(sid="WriteOutput", actions=["s3:PutObject", "s3:AbortMultipartUpload"],
-                                resources=[platform.output_bucket.arn_for_objects(f"{prefix}*")]),
+                                resources=[objects(platform.output_bucket_arn, f"{prefix}*")]),
             iam.PolicyStatement(sid="UseKey", actions=["kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey",
-                                                      "kms:DescribeKey"], resources=[platform.key.key_arn]),
-            iam.PolicyStatement(sid="EncryptJobVolumes", actions=["kms:CreateGrant"], resources=[platform.key.key_arn],
+                                                      "kms:DescribeKey"], resources=[platform.key_arn]),
+            iam.PolicyStatement(sid="EncryptJobVolumes", actions=["kms:CreateGrant"], resources=[platform.key_arn],
                                 conditions={"Bool": {"kms:GrantIsForAWSResource": "true"}}),
             # The shared CreateJobInterfaces policy grants the interface and the subnet; the group is this role's own.
             iam.PolicyStatement(sid="OwnJobSecurityGroup", actions=["ec2:CreateNetworkInterface"],
@@ -176,7 +179,7 @@ class TrainingWorkload(Construct):
         if w.checkpoints:
             statements.append(iam.PolicyStatement(
                 sid="SyncCheckpoints", actions=["s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload"],
-                resources=[platform.checkpoint_bucket.arn_for_objects(f"{prefix}*")]))
+                resources=[objects(platform.checkpoint_bucket_arn, f"{prefix}*")]))
         repository = (platform.image_repositories.get(w.image.repository) if isinstance(w.image, ProjectImage)
                       else ecr_repository_arn(image_uri))
         if repository:
@@ -186,12 +189,12 @@ class TrainingWorkload(Construct):
         if source is not None:
             statements.append(iam.PolicyStatement(
                 sid="ReadCode", actions=["s3:GetObject"],
-                resources=[source.asset.bucket.arn_for_objects(source.object_key)]))
+                resources=[source.bucket.arn_for_objects(source.object_key)]))
             if w.enable_network_isolation:
                 # Under network isolation SageMaker downloads the code as the `code` channel, an S3Prefix of the
                 # bundle's key, and lists that prefix first (ListObjectsV2 needs s3:ListBucket): this key only.
                 statements.append(iam.PolicyStatement(
-                    sid="ListCode", actions=["s3:ListBucket"], resources=[source.asset.bucket.bucket_arn],
+                    sid="ListCode", actions=["s3:ListBucket"], resources=[source.bucket.bucket_arn],
                     conditions={"StringEquals": {"s3:prefix": source.object_key}}))
         statements.append(iam.PolicyStatement(
             sid="WriteOwnLogStreams", actions=["logs:CreateLogStream", "logs:PutLogEvents"],

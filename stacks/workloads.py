@@ -23,6 +23,7 @@ from constructs import Construct, IValidation
 from compiler import state_machine as sm
 from compiler.compilation.stack_layout import MAX_STACK_RESOURCES
 from compiler.facts.placeholders import SOURCE_DIR_FILE_NAME, SOURCE_DIR_S3_URI
+from compiler.inputs.environments import Environment
 from compiler.pipeline import Bundle, EnvironmentPlan, Shard
 from platform_constructs import stack_resources
 from platform_constructs.schedule import WorkloadSchedule
@@ -47,29 +48,22 @@ def source_file_name(bundle: SourceBundle) -> str:
 class WorkloadsStack(cdk.Stack):
     """One shard of an environment's workloads."""
 
-    def __init__(self, scope: Construct, shard: Shard, *, platform: PlatformResources, runs: RunsStack,
-                 bundle_file: Callable[[Bundle], Path], **kwargs: Any) -> None:
-        env = platform.env
+    def __init__(self, scope: Construct, shard: Shard, *, env: Environment, shared: WorkloadPlatform,
+                 substitutions: dict[str, str], runs: RunsStack, bundle_file: Callable[[Bundle], Path],
+                 **kwargs: Any) -> None:
+        """`shared` and `substitutions`: what every shard of the environment takes from its platform and Runs
+        stacks (read once for them all by `add_workload_stacks`)."""
         super().__init__(scope, shard.stack_name, description=f"Training workloads ({env.name}): {len(shard.workloads)} "
                          "state machines, one shard of the environment's workloads", **kwargs)
         self.workloads: dict[str, TrainingWorkload] = {}
         self.settings = env
         self.template_bytes = shard.template_bytes
-        shared = WorkloadPlatform(
-            data_bucket=platform.storage.data_bucket, output_bucket=platform.storage.output_bucket,
-            checkpoint_bucket=platform.storage.checkpoint_bucket, key=platform.key,
-            image_repositories={n: i.repository.repository_arn for n, i in platform.images.items()},
-            shared_execution_policies=platform.training_jobs.policies,
-            shared_state_machine_policies=runs.state_machine_policies, run_log_group=runs.log_group,
-            network=platform.network,
-        )
-        base = platform.substitutions() | {sm.NOTIFICATION_TOPIC_ARN: runs.topic.topic_arn}
         bundles: dict[int, SourceBundle] = {}  # by the plan's bundle: one asset each in this stack
         self.node.add_validation(_SizeGuard(self))
         self.node.add_validation(_LiteralAssetKeys(bundles))
         for compiled in shard.workloads:
             workload = compiled.workload
-            values = dict(base)
+            values = dict(substitutions)
             bundle = self._bundle(compiled.code, bundles, bundle_file) if compiled.code is not None else None
             if bundle is not None:
                 values[SOURCE_DIR_S3_URI] = bundle.s3_uri
@@ -162,8 +156,20 @@ def add_workload_stacks(stage: Construct, platform: PlatformResources, plan: Env
             files[code.index] = write_bundle(code.scan, directory)
         return files[code.index]
 
+    # Read once for every shard: each read of a construct's attribute is a call into the CDK's JavaScript.
+    storage = platform.storage
+    shared = WorkloadPlatform(
+        data_bucket_arn=storage.data_bucket.bucket_arn, output_bucket_arn=storage.output_bucket.bucket_arn,
+        checkpoint_bucket_arn=storage.checkpoint_bucket.bucket_arn, key_arn=platform.key.key_arn,
+        image_repositories={n: i.repository.repository_arn for n, i in platform.images.items()},
+        shared_execution_policies=platform.training_jobs.policies,
+        shared_state_machine_policies=runs.state_machine_policies, run_log_group_arn=runs.log_group.log_group_arn,
+        network=platform.network,
+    )
+    substitutions = platform.substitutions() | {sm.NOTIFICATION_TOPIC_ARN: runs.topic.topic_arn}
     for shard in plan.shards:
-        result.shards.append(WorkloadsStack(stage, shard, platform=platform, runs=runs, bundle_file=bundle_file))
+        result.shards.append(WorkloadsStack(stage, shard, env=env, shared=shared, substitutions=substitutions,
+                                            runs=runs, bundle_file=bundle_file))
     result.monitoring = add_monitoring_stacks(
         stage, settings=env, topic=runs.topic,
         workloads=[(w.workload, w.state_machine_arn) for shard in result.shards for w in shard.workloads.values()])
