@@ -43,7 +43,7 @@ def test_a_cdk_import_in_the_compiler_breaks_the_pure_compiler_contract(tmp_path
     assert result.returncode == 1, result.stdout + result.stderr
     assert "The compiler is pure" in result.stdout and "BROKEN" in result.stdout
     assert "compiler.shortcut -> aws_cdk" in result.stdout
-    assert "6 kept, 1 broken" in result.stdout
+    assert "7 kept, 1 broken" in result.stdout
 
 
 def test_a_stack_raising_a_compiler_error_breaks_the_plan_contract(tmp_path: Path) -> None:
@@ -71,6 +71,22 @@ def test_a_fact_importing_the_pipeline_breaks_the_compiler_layers(tmp_path: Path
     assert result.returncode == 1, result.stdout + result.stderr
     assert "The compiler's layers" in result.stdout and "BROKEN" in result.stdout
     assert "compiler.facts.shortcut -> compiler.pipeline" in result.stdout
+
+
+def test_run_importing_smoke_breaks_the_trainctl_wings(tmp_path: Path) -> None:
+    # smoke builds on run's follower; run reaching back into smoke would tie the wings in a loop.
+    for package in PACKAGES:
+        shutil.copytree(PROJECT.root / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(PROJECT.root / "pyproject.toml", tmp_path / "pyproject.toml")
+    (tmp_path / "trainctl" / "run" / "shortcut.py").write_text("from trainctl.smoke import facts\n")
+    (tmp_path / "trainctl" / "common" / "shortcut.py").write_text("from trainctl.project import summary\n")
+
+    result = lint_imports(tmp_path)
+
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "trainctl's wings" in result.stdout and "BROKEN" in result.stdout
+    assert "trainctl.run.shortcut -> trainctl.smoke.facts" in result.stdout
+    assert "trainctl.common.shortcut -> trainctl.project.summary" in result.stdout
 
 
 def test_the_compiler_tests_mirror_its_layers() -> None:
