@@ -92,6 +92,10 @@ class Waiting:
     window_looks: int  # looks in a row after which the run stops a waiting job (0 for SPOT)
     pending_limit: int | None  # MaxPendingTimeInSeconds sent with the request (SAGEMAKER only)
     history_events: int  # the waiting looks' share of the history in the worst case
+    # SAGEMAKER only: looks in a row at a waiting job before the run reads the job's end Stopped as SageMaker's
+    # MaxPendingTimeInSeconds, not a person's StopTrainingJob (nothing else tells them apart): all but BACKSTOP_MINUTES
+    # of the limit (looks come late, never early). 0 otherwise.
+    pending_looks: int = 0
 
 
 def window_polls(minutes: int, seconds_per_look: int = POLL_SECONDS) -> int:
@@ -120,7 +124,10 @@ def waiting(window_minutes: int, attempts: int, *, spot: bool, accelerated: bool
     poll = _whole_minutes(watched * attempts * WAITING_LOOK_EVENTS / WAITING_BUDGET)
     looks = window_polls(watched // 60, poll)
     events = attempts * (looks + 1) * WAITING_LOOK_EVENTS
-    return Waiting(SAGEMAKER if sagemaker else RUN, poll, looks, seconds if sagemaker else None, events)
+    if not sagemaker:
+        return Waiting(RUN, poll, looks, None, events)
+    return Waiting(SAGEMAKER, poll, looks, seconds, events,
+                   pending_looks=max(1, math.ceil((seconds - BACKSTOP_MINUTES * 60) / poll)))
 
 
 def training_poll_seconds(longest: int, attempts: int, watchdog: bool, waiting_events: int = 0) -> int:

@@ -3,7 +3,8 @@
 - `CapacityError` (SageMaker failed the job for lack of capacity): relaunch on the next instance type of the
   schedule after the spec's growing wait (`capacity_retry`);
 - stopped for not starting within the capacity window: by the run (`poll`), or by SageMaker where it bounds the
-  wait (MaxPendingTimeInSeconds: the job ends Stopped while the run's last look found it waiting), or, for managed
+  wait (MaxPendingTimeInSeconds: the job ends Stopped after the run's looks found it waiting, in a row, for all but
+  `poll.BACKSTOP_MINUTES` of the limit; stopped sooner, it was a person's doing and the run ends), or, for managed
   spot, by SageMaker after `max_wait` (SecondaryStatus `MaxWaitTimeExceeded`): relaunch on the next type at once (the
   window was the wait); the same budget of relaunches;
 - refused for a quota (`create`: ResourceLimitExceeded, no job): the next type at once, from the same budget;
@@ -95,9 +96,10 @@ def _window_ends(spec: MachineSpec) -> list[tuple[dict[str, Any], str]]:
              f"{{}} capacity relaunch(es) made; stopped by the run")]
     waits = spec.waiting
     if waits.bound == poll.SAGEMAKER:
-        # The run did not stop it, and its last look found it still waiting: SageMaker's MaxPendingTimeInSeconds.
+        # The run did not stop it, and its looks found it waiting, in a row, for about MaxPendingTimeInSeconds until
+        # the last one: SageMaker's stop. A job a person stops sooner ends the run as stopped, not relaunched.
         ends.append(({"And": [_reason(poll.NO_REASON),
-                              {"Variable": "$.watch.starting", "NumericGreaterThan": 0}]},
+                              {"Variable": "$.watch.starting", "NumericGreaterThanEquals": waits.pending_looks}]},
                      f"CapacityError: SageMaker stopped {{}} after MaxPendingTimeInSeconds ({waits.pending_limit}) "
                      f"waiting for instances, {{}} capacity relaunch(es) made"))
     if waits.bound == poll.SPOT:

@@ -164,6 +164,26 @@ def test_the_run_stops_a_job_still_pending_long_after_max_pending_time(pending) 
     assert pending.spec.waiting.window_looks == (45 + poll.BACKSTOP_MINUTES)
 
 
+# A person may stop a waiting job (StopTrainingJob in the console): it ends Stopped, SecondaryStatus Stopped, as one
+# MaxPendingTimeInSeconds stops (botocore's SageMaker model: StopTrainingJob; docs/aws-assumptions.md). The run reads
+# the stop as SageMaker's only after looks that found the job waiting, in a row, for all but poll.BACKSTOP_MINUTES (15)
+# of the 45-minute limit: 30 looks a minute apart. A stop before that ends the run, nothing relaunched.
+@pytest.mark.parametrize(("waiting_looks", "relaunched"), [(29, False), (30, True)])
+def test_a_job_a_person_stops_while_it_waits_ends_the_run(pending, waiting_looks: int, relaunched: bool) -> None:
+    stopped = sage.Outcome("complete", steps=(*[PENDING] * waiting_looks, ("Stopped", "Stopped")))
+    run = pending.run({}, [stopped, sage.completes()])
+    assert pending.spec.waiting.pending_looks == 30
+    assert run.fake.stop_calls == []
+    if relaunched:
+        assert run.status == "SUCCEEDED", run.cause
+        assert [c["ResourceConfig"]["InstanceType"] for c in run.fake.calls] == ["ml.g5.12xlarge", "ml.g5.24xlarge"]
+    else:
+        assert (run.status, run.error) == ("FAILED", "TrainingJobFailed"), run.cause
+        assert len(run.fake.calls) == 1 and run.output is None
+        assert f"{run.fake.calls[0]['TrainingJobName']} Stopped after 1 attempt(s)" in run.cause
+        assert "MaxPendingTimeInSeconds" not in run.cause
+
+
 # sm-spot: max_wait 2 hours. The wait for spot capacity is SageMaker's to bound: the run never stops a spot job for
 # its window, and relaunches one SageMaker stopped with MaxWaitTimeExceeded.
 @pytest.fixture(scope="module")
