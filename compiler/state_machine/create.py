@@ -137,6 +137,9 @@ def quota_states(spec: MachineSpec) -> dict[str, Any]:
     if fallbacks:
         fix += ", or start the run again once other jobs of the account on those types end (its capacity relaunches "
         fix += "are spent)"
+    elif preferences.preferred_types(spec):  # its fallback types are already in the one request
+        fix += (", or start the run again once other jobs of the account on those types end (the run asks for all its "
+                "types in one request, as instance_preferences)")
     else:
         fix += ", or add capacity_retry.fallback_instance_types for the run to move to"
     states: dict[str, Any] = {

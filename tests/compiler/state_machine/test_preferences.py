@@ -62,6 +62,15 @@ def test_a_capacity_failure_sends_the_same_preferences_again(preferred) -> None:
     assert (run.output["instance_type"], run.output["cost_per_hour_usd"]) == ("ml.c5.2xlarge", None)
 
 
+def test_a_quota_refusal_ends_the_run_without_advising_fallbacks_it_already_has(preferred) -> None:
+    # One request holds every type: SageMaker's refusal (ResourceLimitExceeded) leaves no other type to move to.
+    run = preferred.run({}, [sage.quota_exceeded(TYPES[0], limit=0, used=0), sage.completes()])
+    assert (run.status, run.error) == ("FAILED", "TrainingJobNotCreated")
+    assert len(run.fake.calls) == 1 and run.fake.created == []
+    assert "raise that quota in Service Quotas" in run.cause
+    assert "fallback_instance_types" not in run.cause and "instance_preferences" in run.cause
+
+
 def test_types_that_compile_differently_go_one_at_a_time(test_specs) -> None:
     for label in ("sm-fallback", "sm-fallback-efa", "sm-hetero", "sm-generic"):
         for state in sm.build_definition(test_specs[label])["States"].values():
