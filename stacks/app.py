@@ -7,17 +7,20 @@ every problem listed, before any construct exists: nothing is synthesized half-w
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks
 
+from compiler.files import write_text_atomically
 from compiler.inputs.environments import Environment
 from compiler.inputs.image_builds import ImageBuild
 from compiler.inputs.project import Project
-from compiler.pipeline import Compiled, compile_project
+from compiler.pipeline import WARNINGS_FILE, Compiled, compile_project
 from platform_constructs.checkov import acknowledge_custom_resource_functions
 from platform_constructs.rule_descriptions import guard_rule_descriptions
 from platform_constructs.service_names import guard_service_names
@@ -49,7 +52,12 @@ class PlatformApp:
         return self.compiled.warnings
 
     def synth(self) -> cdk.cx_api.CloudAssembly:
-        return self.app.synth()
+        """Synthesize, then record the compile's warnings beside the assembly's manifest (WARNINGS_FILE), written
+        whole or not at all, for `trainctl summary` to read with the templates."""
+        assembly = self.app.synth()
+        write_text_atomically(Path(assembly.directory) / WARNINGS_FILE,
+                              json.dumps({"warnings": self.warnings}, indent=2) + "\n")
+        return assembly
 
 
 def build_app(project: Project, *, outdir: str | None = None, only: Iterable[str] | None = None,

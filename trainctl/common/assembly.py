@@ -1,6 +1,7 @@
 """The one reader of a synthesized cloud assembly (`cdk synth`'s output, cdk.out): each environment's nested assembly
-`assembly-<env>`, its manifest's stacks with their templates, the metadata the platform's resources carry, and the
-cdk-nag verdict. `summary`, `review` and `preflight` all read cdk.out through it, so they read it the same way.
+`assembly-<env>`, its manifest's stacks with their templates, the metadata the platform's resources carry (the
+workloads' summaries among them), the compile's warnings and the cdk-nag verdict. `summary`, `review` and
+`preflight` all read cdk.out through it, so they read it the same way.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from compiler.compilation.describe import is_workload_machine
+from compiler.compilation.describe import METADATA_KEY, is_workload_machine
+from compiler.facts.summaries import WorkloadSummary
+from compiler.pipeline import WARNINGS_FILE
 
 STACK_ARTIFACT = "aws:cloudformation:stack"
 NAG_REPORT = "validation-report.json"
@@ -27,6 +30,7 @@ class Stack:
     display_name: str = ""  # the construct path, e.g. `dev/Runs`
     template_bytes: int = 0  # the template file's size (CloudFormation takes at most 1 MiB)
     paths: Mapping[str, str] = field(default_factory=dict)  # logical ID -> construct path in the stack (`paths_of`)
+    region: str = ""  # the region of the stack's environment (`aws://<account>/<region>` in the manifest)
 
     @property
     def name(self) -> str:
@@ -70,7 +74,8 @@ def environment_stacks(outdir: Path, env: str) -> list[Stack]:
         raw = (folder / properties["templateFile"]).read_bytes()
         found.append(Stack(stack_name=properties.get("stackName", artifact_id), template=json.loads(raw),
                            display_name=artifact.get("displayName", artifact_id), template_bytes=len(raw),
-                           paths=paths_of(folder, artifact)))
+                           paths=paths_of(folder, artifact),
+                           region=str(artifact.get("environment", "")).rsplit("/", 1)[-1]))
     return found
 
 
@@ -95,6 +100,38 @@ def paths_of(folder: Path, artifact: Mapping[str, Any]) -> dict[str, str]:
 def read_stacks(outdir: Path) -> dict[str, list[Stack]]:
     """Every environment's stacks: environment -> its stacks (`environment_stacks`); one without a stack is left out."""
     return {env: stacks for env in environment_names(outdir) if (stacks := environment_stacks(outdir, env))}
+
+
+@dataclass(frozen=True)
+class Placed:
+    """A workload's summary (its state machine's template metadata) and the stack that holds the state machine."""
+
+    stack: str
+    summary: WorkloadSummary
+
+
+def workload_summaries(env: str, templates: Mapping[str, Mapping[str, Any]]) -> dict[str, Placed]:
+    """The workloads of one environment (stack name -> template), by name: a state machine from before the summaries
+    is named by its StateMachineName, with an empty summary."""
+    found = {}
+    for stack, template in templates.items():
+        for resource in template.get("Resources", {}).values():
+            if not is_workload_machine(stack, resource):
+                continue
+            summary = WorkloadSummary.of(resource.get("Metadata", {}).get(METADATA_KEY))
+            name = summary.name or str(resource["Properties"].get("StateMachineName", "")).removeprefix(f"{env}-")
+            found[name] = Placed(stack, summary)
+    return found
+
+
+def read_warnings(outdir: Path) -> list[str] | None:
+    """What the compile pipeline warned of when the app synthesized `outdir` (WARNINGS_FILE, which app.py writes
+    beside the manifest); None where the assembly holds no record of it."""
+    try:
+        warnings = json.loads((outdir / WARNINGS_FILE).read_text())["warnings"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return [str(w) for w in warnings] if isinstance(warnings, list) else None
 
 
 def metadata(templates: Iterable[Mapping[str, Any]], kind: str, key: str) -> list[dict[str, Any]]:

@@ -8,6 +8,8 @@ short as it goes (`$1.515`).
 
 from __future__ import annotations
 
+from compiler.facts.summaries import WorkloadSummary
+
 
 def money(value: float | None, *, sign: bool = True, grouped: bool = True, places: int | None = 2,
           missing: str = "n/a") -> str:
@@ -34,3 +36,12 @@ def spot_ceiling(amount: str, *, spot: bool) -> str:
 def hourly(value: float | None, *, spot: bool) -> str:
     """A cluster's price per hour in the summary and review tables (no sign: their headers say `$/hour`)."""
     return spot_ceiling(money(value, sign=False), spot=spot)
+
+
+def hourly_cell(summary: WorkloadSummary) -> str:
+    """A workload's cost per hour, then each fallback type's (a capacity relaunch may run on any of them): `n/a` for
+    a type without a verified price, whose figure the template's metadata leaves out."""
+    spot, costs = bool(summary.spot), summary.fallback_cost_per_hour_usd or {}
+    types = summary.fallback_instance_types or list(costs)
+    return hourly(summary.cost_per_hour_usd, spot=spot) + "".join(
+        f"<br>fallback {t}: {hourly(costs.get(t), spot=spot)}" for t in types)

@@ -32,8 +32,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from compiler.errors import Problem, SpecError
 from compiler.facts import catalog
+from compiler.files import write_text_atomically
 from trainctl.common.lookup import project_of
-from trainctl.project.files import write_text_atomically
 
 SERVICE_CODE = "AmazonSageMaker"
 TRAINING_USAGE = "-Train:ml."

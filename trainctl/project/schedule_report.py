@@ -2,20 +2,19 @@
 what it may cost a month (worst case: every run lasts max_run, at the list prices of the environment's region), what
 one run may cost at most (`max_run_cost_usd`), and the budget that watches it all.
 
-The summary reads the compiled workloads; the review reads the facts each schedule and budget carries in its template
-metadata (platform_constructs/schedule.py, budget.py), so both revisions are read the same way.
+Both read the facts each schedule, state machine and budget carries in its template metadata
+(platform_constructs/schedule.py, budget.py, workload.py): the summary of one synthesized assembly, the review of two
+revisions, read the same way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from datetime import UTC, date, datetime
 from typing import Any
 
 from compiler.compilation import schedules
 from compiler.compilation.describe import METADATA_KEY
-from compiler.inputs.environments import Environment
-from compiler.inputs.model import Workload
 from trainctl.common.assembly import metadata
 from trainctl.common.money import money, spot_ceiling
 
@@ -34,43 +33,49 @@ def _projected(facts: Mapping[str, Any], today: date) -> schedules.Projection | 
 
 
 def _next(facts: Mapping[str, Any], now: datetime) -> str:
-    runs = schedules.next_runs(facts["expression"], facts["timezone"], now, 2)
+    try:
+        runs = schedules.next_runs(facts["expression"], facts["timezone"], now, 2)
+    except (KeyError, TypeError, ValueError):  # facts of a revision that wrote them differently
+        return "n/a"
     if not runs:
         return "from each deploy" if facts["expression"].startswith("rate(") else "none"
     return ", ".join(t.strftime("%Y-%m-%d %H:%M %Z") for t in runs)
 
 
-def budget_line(env: Environment, scheduled: float | None) -> str:
-    """The environment's budget, and how much of it the schedules may take."""
-    if env.monthly_budget_usd is None:
+def budget_line(env: str, budget: Mapping[str, Any] | None, scheduled: float | None) -> str:
+    """The environment's budget (its template metadata, `budget.py`), and how much of it the schedules may take."""
+    amount = (budget or {}).get("monthly_budget_usd")
+    if amount is None:
         return "Monthly budget: none (set `monthly_budget_usd` in cdk.json for an AWS Budgets budget on the runs topic)."
-    line = (f"Monthly budget: {money(env.monthly_budget_usd)} (AWS Budgets `{env.name}-training`: 80% of the actual "
-            f"and 100% of the forecast cost notify `{env.name}-training-runs`)")
+    line = (f"Monthly budget: {money(amount)} (AWS Budgets `{(budget or {}).get('name', f'{env}-training')}`: 80% of "
+            f"the actual and 100% of the forecast cost notify `{env}-training-runs`)")
     if scheduled:
-        over = " **more than the budget**" if scheduled > env.monthly_budget_usd else ""
+        over = " **more than the budget**" if scheduled > amount else ""
         line += f"; scheduled runs may take up to {money(scheduled)} a month{over}"
     return line + "."
 
 
-def summary_lines(workloads: Iterable[Workload], env: Environment, now: datetime | None = None) -> list[str]:
-    """The summary's schedules table and budget line for one environment."""
+def summary_lines(templates: Mapping[str, Mapping[str, Any]], env: str, now: datetime | None = None) -> list[str]:
+    """The summary's schedules table and budget line for one environment (stack name -> template), from the facts its
+    schedules, state machines and budget carry, as the review reads them."""
     now = now or datetime.now(UTC)
     rows = [f"| Workload | Schedule | Time zone | Next runs | Runs in the busiest month | $/run | $/month ({WORST_CASE}) |",
             "|---|---|---|---|---|---|---|"]
     total: float | None = 0.0
-    for w in workloads:
-        facts = schedules.describe_schedule(w, env)
-        if facts is None or w.schedule is None or not w.schedule.applies_to(env.name):
-            continue
+    spot = _spot(templates)
+    for facts in sorted(_metadata(templates, "AWS::Scheduler::Schedule", SCHEDULE_METADATA),
+                        key=lambda f: str(f.get("workload"))):
         p = _projected(facts, now.date())
         cost = p.cost_per_month if p else None
         total = None if total is None or cost is None else total + cost
-        spot = w.use_spot_instances
-        rows.append(f"| {w.name} | `{facts['expression']}` | {facts['timezone']} | {_next(facts, now)} | "
-                    f"{p.runs_per_month if p else 'n/a'} | {spot_ceiling(money(p.cost_per_run if p else None), spot=spot)} "
-                    f"| {spot_ceiling(money(cost), spot=spot)} |")
+        on_spot = facts.get("workload") in spot
+        rows.append(f"| {facts.get('workload')} | `{facts.get('expression')}` | {facts.get('timezone')} | "
+                    f"{_next(facts, now)} | {p.runs_per_month if p else 'n/a'} "
+                    f"| {spot_ceiling(money(p.cost_per_run if p else None), spot=on_spot)} "
+                    f"| {spot_ceiling(money(cost), spot=on_spot)} |")
     lines = [*rows, ""] if len(rows) > 2 else ["No schedules: runs start only by hand.", ""]
-    return [*lines, budget_line(env, total), ""]
+    budgets = _metadata(templates, "AWS::Budgets::Budget", BUDGET_METADATA)
+    return [*lines, budget_line(env, budgets[0] if budgets else None, total), ""]
 
 
 # ------------------------------------------------------------------------------------------------- review

@@ -1,8 +1,10 @@
-"""`python -m trainctl summary`: the review summary reviewers paste into pull requests.
+"""`trainctl summary`: the review summary reviewers paste into pull requests.
 
-Reads a synthesized cloud assembly (`cdk synth` output) rather than re-synthesizing, so the summary shows
-what will actually deploy: per environment, each workload's cluster and cost per hour, the stacks with their
-resource counts and template sizes, and the cdk-nag verdict from `validation-report.json`. Plain markdown.
+Reads a synthesized cloud assembly (`cdk synth` output) and nothing else: what it shows is what will deploy, even
+where a spec changed since. Per environment, each workload's cluster and cost per hour (its state machine's summary
+metadata, compiler/compilation/describe.py), its schedules and budget, the stacks with their resource counts and
+template sizes; the compile's warnings as synth recorded them beside the manifest, and the cdk-nag verdict from
+`validation-report.json`. Plain markdown.
 """
 
 from __future__ import annotations
@@ -11,91 +13,67 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from compiler.compilation import cost_ceiling, strategies
-from compiler.compilation.describe import fallback_costs
-from compiler.errors import SpecError
-from compiler.facts import catalog
-from compiler.inputs.environments import Environment
-from compiler.inputs.model import Workload
-from compiler.pipeline import Compiled, compile_project
-from trainctl.common.assembly import Stack, is_assembly, nag_status, read_stacks
-from trainctl.common.lookup import project_of
-from trainctl.common.money import SPOT_NOTE, hourly, money
+from compiler.facts.summaries import WorkloadSummary
+from trainctl.common.assembly import Placed, Stack, is_assembly, nag_status, read_stacks, read_warnings, workload_summaries
+from trainctl.common.money import SPOT_NOTE, hourly_cell, money
 from trainctl.project.schedule_report import summary_lines
 
 
-def _inputs(workload: Workload) -> str:
-    parts = []
-    for channel in workload.inputs:
-        where = f"FSx {channel.directory_path}" if channel.kind == "fsx" else f"S3 {channel.s3_data}"
-        parts.append(f"{channel.name}: {where}")
-    return "; ".join(parts) or "none"
-
-
-def _ceiling(w: Workload, region: str) -> str:
+def _ceiling(summary: WorkloadSummary, region: str) -> str:
     """The per-run cost ceiling and the spec's own worst case (max_run x count x the highest price of its types)."""
-    if w.max_run_cost_usd is None:
+    if summary.max_run_cost_usd is None:
         return ""
-    worst = float(cost_ceiling.worst_case(w, region))
-    return (f"<br>ceiling {money(w.max_run_cost_usd, sign=False)}/run, worst case {money(worst, sign=False)} "
-            f"({region} prices)")
+    return (f"<br>ceiling {money(summary.max_run_cost_usd, sign=False)}/run, worst case "
+            f"{money(summary.worst_case_run_usd, sign=False)} ({region} prices)")
 
 
-def workload_rows(names: list[str], workloads: dict[str, Workload], stacks: dict[str, str], region: str) -> list[str]:
-    """The environment's workloads, priced at the list prices of its region."""
+def workload_rows(placed: dict[str, Placed], region: str) -> list[str]:
+    """The environment's workloads, by name, at the list prices of its region their summaries carry."""
     rows = ["| Workload | Stack | Instances | GPUs | Strategy | EFA | Inputs | Est. $/hour |",
             "|---|---|---|---|---|---|---|---|"]
     total: float | None = 0.0
-    for name in names:
-        w = workloads.get(name)
-        if w is None:
-            rows.append(f"| {name} | {stacks.get(name, '')} | (no spec in workloads/) | | | | | |")
+    for name in sorted(placed):
+        stack, s = placed[name].stack, placed[name].summary
+        if s.instances is None:
+            rows.append(f"| {name} | {stack} | (no workload summary: synthesized by an older revision) | | | | | |")
+            total = None
             continue
-        instance = w.instance
-        rate = w.hourly_cost(region)
+        rate = s.cost_per_hour_usd
         total = None if total is None or rate is None else total + rate
-        shape = " + ".join(f"{g.instance_type} x {g.instance_count}" for g in w.compute.groups)
-        gpus = sum(g.instance.accelerators * g.instance_count for g in w.compute.groups)
-        spot = w.use_spot_instances
-        fallbacks = "".join(f"<br>fallback {t}: {hourly(c, spot=spot)}" for t, c in fallback_costs(w, region).items())
-        rows.append(f"| {name} | {stacks.get(name, '')} | {shape} | {gpus} | {strategies.launch_plan(w).name} "
-                    f"| {'on' if instance.has_efa else 'off'} | {_inputs(w)} | {hourly(rate, spot=spot)}{fallbacks}"
-                    f"{_ceiling(w, region)} |")
+        rows.append(f"| {name} | {stack} | {s.shape} | {s.gpus} | {s.strategy} | {'on' if s.efa else 'off'} "
+                    f"| {'; '.join(s.inputs or []) or 'none'} | {hourly_cell(s)}{_ceiling(s, region)} |")
     rows.append(f"| **all at once** | | | | | | | **{money(total, sign=False)}** |")
     return rows
 
 
-def render_summary(outdir: Path, compiled: Compiled) -> str:
-    """The review summary of a synthesized assembly, with the workloads and warnings of the compile synth ran."""
+def render_summary(outdir: Path) -> str:
+    """The review summary of a synthesized assembly; ValueError where it holds no environment's assembly."""
     envs = read_stacks(outdir)
     if not envs:
-        raise SpecError([])
+        raise ValueError(f"{outdir} holds no environment assembly")
     out = [f"## Training platform review summary (`{outdir}`)", ""]
     for env, stacks in envs.items():
-        workloads = {c.name: c.workload for c in compiled.workloads(env)}
-        out += _environment_lines(env, stacks, workloads, compiled.environments.get(env))
-    warnings = compiled.warnings
+        out += _environment_lines(env, stacks)
     out += ["Prices: SageMaker training on-demand list prices of each environment's region (compiler/facts/data/prices, "
             f"written by `trainctl prices`). {SPOT_NOTE}", "", nag_status(outdir)]
-    if warnings:
+    warnings = read_warnings(outdir)
+    if warnings is None:
+        out += ["", "Warnings: not recorded in this assembly (synthesized by an older revision of app.py)."]
+    elif warnings:
         out += ["", "#### Warnings", "", *(f"- {w}" for w in warnings)]
     return "\n".join(out)
 
 
-def _machine_name(logical_id: str, resource: dict[str, Any]) -> str:
-    return str(resource["Properties"].get("StateMachineName", logical_id))
-
-
-def _environment_lines(env: str, stacks: list[Stack], workloads: dict[str, Workload],
-                       environment: Environment | None) -> list[str]:
+def _environment_lines(env: str, stacks: list[Stack]) -> list[str]:
     """One environment's part: its workloads, whose prices, its schedules and budget, and its stacks' sizes."""
-    where = {_machine_name(logical, r).removeprefix(f"{env}-"): s.name for s in stacks
-             for logical, r in s.workload_machines()}
-    region = environment.region if environment is not None else catalog.REFERENCE_REGION
-    out = [f"### {env}", "", *workload_rows(sorted(where), workloads, where, region), ""]
-    if environment is not None:  # whose prices those are (compiler/facts/data/prices); schedules and budget (issue 25)
-        out += [f"Prices: {catalog.price_source(environment.region)} (n/a where none is verified).", ""]
-        out += summary_lines(workloads.values(), environment)
+    templates = {s.name: s.template for s in stacks}
+    placed = workload_summaries(env, templates)
+    region = next((s.region for s in stacks if s.region), "")
+    out = [f"### {env}", "", *workload_rows(placed, region), ""]
+    sources = sorted({p.summary.prices for p in placed.values() if p.summary.prices})
+    if sources:  # whose prices those are (compiler/facts/data/prices)
+        out += [f"Prices: {'; '.join(sources)} (n/a where none is verified).", ""]
+    out += summary_lines(templates, env)
     return [*out, *_stack_lines(stacks), ""]
 
 
@@ -111,15 +89,13 @@ def _stack_lines(stacks: list[Stack]) -> list[str]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    project = project_of(args)
     outdir = Path(args.cdk_out)
     if not is_assembly(outdir):
         print(f"no cloud assembly in {outdir}: run `npx cdk synth` first (or pass --cdk-out DIR)")
         return 2
-    compiled = compile_project(project)  # the pipeline synth ran: the same workloads and warnings
     try:
-        print(render_summary(outdir, compiled))
-    except SpecError:
+        print(render_summary(outdir))
+    except ValueError:
         print(f"{outdir} holds no environment assembly (assembly-<env>/): was it synthesized by app.py?")
         return 2
     return 0

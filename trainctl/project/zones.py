@@ -13,10 +13,10 @@ import argparse
 import json
 import sys
 
+from compiler.files import write_text_atomically
 from compiler.inputs.environments import zone_problems
 from trainctl.common.aws import session
 from trainctl.common.lookup import environment, project_of
-from trainctl.project.files import write_text_atomically
 
 
 def lookup_zones(args: argparse.Namespace) -> int:

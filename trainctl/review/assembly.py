@@ -8,9 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from compiler.compilation.describe import METADATA_KEY, is_workload_machine
-from compiler.facts.summaries import WorkloadSummary
-from trainctl.common.assembly import NAG_REPORT, nag_status, read_stacks
+from trainctl.common.assembly import NAG_REPORT, Placed, nag_status, read_stacks, workload_summaries
 
 
 @dataclass
@@ -49,23 +47,7 @@ class Assembly:
 
     def workloads(self, env: str) -> dict[str, Placed]:
         """Workload summaries (template metadata of the state machines), with the stack that holds each."""
-        found = {}
-        for stack, template in self.templates.get(env, {}).items():
-            for resource in template.get("Resources", {}).values():
-                if not is_workload_machine(stack, resource):
-                    continue
-                summary = WorkloadSummary.of(resource.get("Metadata", {}).get(METADATA_KEY))
-                name = summary.name or str(resource["Properties"].get("StateMachineName", "")).removeprefix(f"{env}-")
-                found[name] = Placed(stack, summary)
-        return found
-
-
-@dataclass(frozen=True)
-class Placed:
-    """A workload's summary and the stack that holds its state machine."""
-
-    stack: str
-    summary: WorkloadSummary
+        return workload_summaries(env, self.templates.get(env, {}))
 
 
 def read_assembly(outdir: Path) -> Assembly:

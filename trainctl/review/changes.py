@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from compiler.facts.summaries import WorkloadSummary
-from trainctl.common.money import hourly
+from trainctl.common.money import hourly_cell
 from trainctl.review.assembly import Assembly
 from trainctl.review.findings import LOSSY, STATEFUL_TYPES
 from trainctl.review.template_diff import shown, value_changes
@@ -15,12 +15,7 @@ from trainctl.review.template_diff import shown, value_changes
 
 def _cost(summary: WorkloadSummary | None) -> str:
     """The cost per hour, then each fallback type's (a capacity relaunch may run on any of them)."""
-    if summary is None:
-        return "-"
-    fallbacks = summary.fallback_cost_per_hour_usd or {}
-    spot = bool(summary.spot)
-    return hourly(summary.cost_per_hour_usd, spot=spot) + "".join(f"<br>fallback {t}: {hourly(c, spot=spot)}"
-                                                                  for t, c in fallbacks.items())
+    return "-" if summary is None else hourly_cell(summary)
 
 
 # What a workload change shows, in this order (its cost has columns of its own; gpus and efa follow the instances).

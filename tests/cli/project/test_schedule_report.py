@@ -10,8 +10,10 @@ from typing import Any
 
 from compiler.compilation import schedules
 from compiler.compilation.describe import workload_summary
+from compiler.facts.summaries import WorkloadSummary
 from compiler.spec import parse_workload
 from tests.project import ENVIRONMENTS
+from trainctl.common.assembly import Placed
 from trainctl.project.schedule_report import (
     BUDGET_METADATA,
     SCHEDULE_METADATA,
@@ -33,9 +35,19 @@ def _workload(tmp_path: Path, schedule: Any, **changes: Any) -> Any:
     return parse_workload(raw, source="demo.yaml", spec_dir=tmp_path, project_root=tmp_path)
 
 
+def _summary(tmp_path: Path, workload: Any, budget: float | None, env: Any = DEV) -> list[str]:
+    """The summary's lines for one environment whose templates hold the workload's state machine and, where it is
+    scheduled there, its schedule, as synth writes them (the plan's facts in their metadata), and the budget."""
+    facts = schedules.describe_schedule(workload, env) if workload.schedule.applies_to(env.name) else None
+    templates = _templates(facts, budget)
+    templates["Runs"]["Resources"]["M"] = {"Type": "AWS::StepFunctions::StateMachine",
+                                           "Metadata": {WORKLOAD_METADATA: workload_summary(workload, env)}}
+    return summary_lines(templates, env.name, NOW)
+
+
 def test_the_summary_shows_the_schedule_its_next_runs_and_worst_case_cost(tmp_path: Path) -> None:
     workload = _workload(tmp_path, "cron(0 2 ? * MON-FRI *)")
-    lines = summary_lines([workload], dataclasses.replace(DEV, monthly_budget_usd=2000), NOW)
+    lines = _summary(tmp_path, workload, 2000)
     # January 2027 ... December 2027: at most 23 weekdays a month; 2 h x $1.515 = $3.03 a run
     assert "| demo | `cron(0 2 ? * MON-FRI *)` | UTC | 2027-01-05 02:00 UTC, 2027-01-06 02:00 UTC | 23 | $3.03 | $69.69 |" \
         in lines
@@ -44,13 +56,13 @@ def test_the_summary_shows_the_schedule_its_next_runs_and_worst_case_cost(tmp_pa
 
 
 def test_a_budget_the_schedules_may_exceed_is_pointed_out(tmp_path: Path) -> None:
-    lines = summary_lines([_workload(tmp_path, "rate(1 day)")], dataclasses.replace(DEV, monthly_budget_usd=50), NOW)
+    lines = _summary(tmp_path, _workload(tmp_path, "rate(1 day)"), 50)
     assert any("up to $93.93 a month **more than the budget**" in line for line in lines)  # 31 x $3.03
 
 
 def test_without_schedules_or_budget_the_summary_says_so(tmp_path: Path) -> None:
     workload = _workload(tmp_path, {"expression": "rate(1 day)", "environments": ["prod"]})
-    lines = summary_lines([workload], dataclasses.replace(DEV, monthly_budget_usd=None), NOW)
+    lines = _summary(tmp_path, workload, None)
     assert "No schedules: runs start only by hand." in lines
     assert lines[-2].startswith("Monthly budget: none")
 
@@ -124,10 +136,11 @@ def test_a_spot_workloads_costs_are_labelled_as_on_demand_ceilings(tmp_path: Pat
     from trainctl.project.summary import workload_rows
 
     spot = _workload(tmp_path, "cron(0 2 ? * MON-FRI *)", **SPOT)
-    lines = summary_lines([spot], DEV, NOW)
+    lines = _summary(tmp_path, spot, None)
     assert ("| demo | `cron(0 2 ? * MON-FRI *)` | UTC | 2027-01-05 02:00 UTC, 2027-01-06 02:00 UTC | 23 "
             "| ≤ $3.03 spot (on-demand ceiling) | ≤ $69.69 spot (on-demand ceiling) |") in lines
-    [_, _, row, _] = workload_rows(["demo"], {"demo": spot}, {"demo": "Workloads07"}, "us-east-1")
+    placed = Placed("Workloads07", WorkloadSummary.of(workload_summary(spot, DEV)))
+    [_, _, row, _] = workload_rows({"demo": placed}, "us-east-1")
     assert row.split(" | ")[-1] == "≤ 1.51 spot (on-demand ceiling) |"  # $1.515 an hour, two places
     facts = schedules.describe_schedule(spot, DEV)
     new = _templates(facts, None)

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from moto import mock_aws
 
+from compiler import files
 from tests.project import ROOT
 from trainctl.cli import main
-from trainctl.project import files
 
 
 @pytest.fixture

@@ -95,11 +95,17 @@ def test_no_ceiling_no_budgets(make) -> None:
 
 
 def test_the_summary_line_shows_the_ceiling_and_the_worst_case(make) -> None:
+    from compiler.compilation.describe import workload_summary
+    from compiler.facts.summaries import WorkloadSummary
+    from tests.project import ENVIRONMENTS
+    from trainctl.common.assembly import Placed
     from trainctl.project.summary import workload_rows
 
+    def row_of(workload: Any) -> str:  # as the summary reads it from the state machine's metadata
+        placed = Placed("Workloads07", WorkloadSummary.of(workload_summary(workload, ENVIRONMENTS["dev"])))
+        return workload_rows({"demo": placed}, "us-east-1")[2]
+
     # 2 x ml.p4d.24xlarge at 37.688 USD per instance-hour = 75.376 per hour; 86400 s: 1809.024 USD
-    [_, _, row, _] = workload_rows(["demo"], {"demo": make(max_run_cost_usd=2000)}, {"demo": "Workloads07"},
-                                   "us-east-1")
-    assert row.endswith("| 75.38<br>ceiling 2,000.00/run, worst case 1,809.02 (us-east-1 prices) |")
-    [_, _, plain, _] = workload_rows(["demo"], {"demo": make()}, {"demo": "Workloads07"}, "us-east-1")
-    assert plain.endswith("| 75.38 |")
+    assert row_of(make(max_run_cost_usd=2000)).endswith(
+        "| 75.38<br>ceiling 2,000.00/run, worst case 1,809.02 (us-east-1 prices) |")
+    assert row_of(make()).endswith("| 75.38 |")

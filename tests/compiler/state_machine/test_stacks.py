@@ -16,6 +16,7 @@ import pytest
 
 from compiler import state_machine as sm
 from compiler.facts import placeholders as ph
+from compiler.pipeline import WARNINGS_FILE
 from tests.compiler.state_machine.conftest import NAMES, WORKLOADS
 from tests.project import ENVIRONMENTS
 
@@ -202,10 +203,13 @@ def test_cdk_nag_has_no_unacknowledged_findings(synthesized) -> None:
         assert plugin["violations"] == [], plugin["pluginName"]
 
 
-def test_review_summary_reads_the_assembly(synthesized) -> None:
+def test_review_summary_reads_the_assembly(synthesized, tmp_path: Path) -> None:
     from trainctl.project.summary import render_summary
 
-    text = render_summary(synthesized["outdir"], synthesized["compiled"])
+    copy = tmp_path / "elsewhere" / "cdk.out"  # the assembly alone, far from any project: nothing else is read
+    shutil.copytree(synthesized["outdir"], copy)
+    text = render_summary(copy)
+    assert text == render_summary(synthesized["outdir"]).replace(str(synthesized["outdir"]), str(copy))
     for env in ENVS:
         assert f"### {env}" in text
     torchrun = WORKLOADS["gpt-torchrun-fsx"]
@@ -220,6 +224,20 @@ def test_review_summary_reads_the_assembly(synthesized) -> None:
     assert "(no spec in workloads/)" not in text
     runs = synthesized["templates"]["dev"]["Runs"]["Resources"]
     assert f"| dev/Runs | {len(runs)} |" in text
+    assert "Prices: us-east-1 list prices as of" in text and "Monthly budget: $2,000.00" in text  # cdk.json's dev
+    assert "Warnings" not in text  # the shipped workloads warn of nothing (trainctl validate), and synth recorded so
+    assert json.loads((synthesized["outdir"] / WARNINGS_FILE).read_text()) == {"warnings": []}
+
+
+def test_the_summary_lists_the_warnings_synth_recorded_and_says_when_none_were(synthesized, tmp_path: Path) -> None:
+    from trainctl.project.summary import render_summary
+
+    copy = tmp_path / "cdk.out"
+    shutil.copytree(synthesized["outdir"], copy)
+    (copy / WARNINGS_FILE).write_text(json.dumps({"warnings": ["gpt-smddp: a warning"]}))
+    assert render_summary(copy).endswith("#### Warnings\n\n- gpt-smddp: a warning")
+    (copy / WARNINGS_FILE).unlink()  # an assembly an older app.py wrote
+    assert "Warnings: not recorded in this assembly" in render_summary(copy)
 
 
 def test_review_summary_does_not_claim_a_clean_nag_without_a_report(synthesized, tmp_path: Path) -> None:

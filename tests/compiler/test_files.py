@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from trainctl.project import files
+from compiler import files
 
 
 def _interrupted(*_: object) -> None:

@@ -1,4 +1,5 @@
-"""Files trainctl writes into the repository (cdk.context.json, a region's price table): replaced in one step.
+"""Files the project writes (cdk.context.json, a region's price table, the compile's warnings beside a synthesized
+cloud assembly): replaced in one step.
 
 A command stopped midway (Ctrl-C, a crash, a full disk) must not leave a half-written JSON file that synth then
 fails to read: the new text goes to a temporary file beside the target, is flushed to disk, and takes the target's
