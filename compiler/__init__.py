@@ -8,7 +8,8 @@ Its layers, lowest first; each imports only those below it (import-linter's `com
   firewall, sample values, the typed run and workload summaries, the built-in algorithms' documented interface);
 - `sdk/`: the SageMaker Python SDK v2 and botocore's model, mirrored without importing the SDK;
 - `inputs/`: every reader of what a project hands the compiler (cdk.json, zone lookups, strict YAML, the spec's
-  keys in `inputs/spec/`, schedules, code folders) and the typed model a spec becomes;
+  keys in `inputs/spec/`, schedules, code folders) and the typed model a spec becomes; the one atomic writer of the
+  files the project writes for itself (`inputs/files.py`);
 - `compilation/`: from the model to the CreateTrainingJob request, images, overrides, costs (at the prices of the
   region it is compiled for: an argument, never a field of the model), schedules, network budget and stack layout;
 - `rules/`: every check, registered by what it reads (`rules/registry.py`): the inputs, a workload, a workload in an

@@ -16,8 +16,8 @@ from typing import Any
 import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks
 
-from compiler.files import write_text_atomically
 from compiler.inputs.environments import Environment
+from compiler.inputs.files import write_text_atomically
 from compiler.inputs.image_builds import ImageBuild
 from compiler.inputs.project import Project
 from compiler.pipeline import WARNINGS_FILE, Compiled, compile_project

@@ -32,7 +32,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from compiler.errors import Problem, SpecError
 from compiler.facts import catalog
-from compiler.files import write_text_atomically
+from compiler.inputs.files import write_text_atomically
 from trainctl.common.lookup import project_of
 
 SERVICE_CODE = "AmazonSageMaker"

@@ -13,8 +13,8 @@ import argparse
 import json
 import sys
 
-from compiler.files import write_text_atomically
 from compiler.inputs.environments import zone_problems
+from compiler.inputs.files import write_text_atomically
 from trainctl.common.aws import session
 from trainctl.common.lookup import environment, project_of
 

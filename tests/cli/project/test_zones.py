@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from moto import mock_aws
 
-from compiler import files
+from compiler.inputs import files
 from tests.project import ROOT
 from trainctl.cli import main
 

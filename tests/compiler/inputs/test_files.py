@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler import files
+from compiler.inputs import files
 
 
 def _interrupted(*_: object) -> None:
