@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from trainctl.common.assembly import read_warnings
 from trainctl.review.errors import ReviewError
 
 MAIN_BRANCHES = ("origin/main", "main", "origin/master", "master")
@@ -51,7 +52,8 @@ WARNING = "warning: "  # how app.py prints each of the pipeline's warnings
 
 def synthesize(tree: Path, outdir: Path, label: str) -> list[str]:
     """Run the revision's own app.py offline, with this checkout's interpreter and packages; returns the validation
-    warnings it printed (app.py writes each as a `warning: ` line before it synthesizes).
+    warnings of its synth: those it recorded beside the manifest (trainctl.common.assembly.read_warnings), or for a
+    revision whose app.py predates that record, those it printed (a `warning: ` line each).
 
     The CDK's built-in CloudFormation validation is off here (`CDK_VALIDATION=false`, about 4 s per synth): a
     review compares templates; cdk-nag still runs, and the tests lint every template with cfn-lint and checkov.
@@ -63,4 +65,7 @@ def synthesize(tree: Path, outdir: Path, label: str) -> list[str]:
     if done.returncode != 0:
         tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-15:])
         raise ReviewError(f"the {label} revision does not synthesize:\n{tail}")
+    recorded = read_warnings(outdir)
+    if recorded is not None:
+        return recorded
     return [line.removeprefix(WARNING) for line in done.stderr.splitlines() if line.startswith(WARNING)]

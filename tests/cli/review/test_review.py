@@ -19,6 +19,7 @@ import yaml
 
 from compiler.compilation.describe import METADATA_KEY
 from compiler.inputs.project import Project
+from compiler.pipeline import WARNINGS_FILE
 from stacks.app import build_app
 from tests.project import ROOT
 from trainctl.cli import main
@@ -414,10 +415,22 @@ def test_a_spot_workloads_price_is_its_on_demand_ceiling_labelled_so() -> None:
 
 
 def test_the_reviews_warnings_are_those_the_revisions_synth_printed(tmp_path: Path) -> None:
-    """The review lists the validation warnings of the working tree's own synth (app.py prints each as a
-    `warning: ` line) instead of compiling the project a second time."""
+    """The review lists the validation warnings of the working tree's own synth instead of compiling the project a
+    second time: those an app.py from before the assembly's record printed (a `warning: ` line each)..."""
     from trainctl.review.revisions import synthesize
 
     (tmp_path / "app.py").write_text("import sys\nprint('warning: a spec says X', file=sys.stderr)\n"
                                      "print('some other line', file=sys.stderr)\nprint('warning: and Y', file=sys.stderr)\n")
     assert synthesize(tmp_path, tmp_path / "out", "working-tree") == ["a spec says X", "and Y"]
+
+
+def test_the_reviews_warnings_are_those_synth_recorded_in_the_assembly(tmp_path: Path) -> None:
+    """...and those synth recorded beside the manifest, whole (a warning of several lines among them)."""
+    from trainctl.review.revisions import synthesize
+
+    (tmp_path / "app.py").write_text(
+        "import json, os, sys\nprint('warning: first line only', file=sys.stderr)\n"
+        f"open(os.path.join(os.environ['CDK_OUTDIR'], {WARNINGS_FILE!r}), 'w').write("
+        "json.dumps({'warnings': ['first line only\\nand its second']}))\n")
+    (tmp_path / "out").mkdir()
+    assert synthesize(tmp_path, tmp_path / "out", "working-tree") == ["first line only\nand its second"]
