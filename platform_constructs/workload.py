@@ -14,8 +14,9 @@ more per workload at 1,000 workloads, and the definition is built and tested wit
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import aws_cdk as cdk
 from aws_cdk import aws_cloudwatch as cloudwatch
@@ -82,6 +83,22 @@ class WorkloadPlatform:
     network: TrainingNetwork  # makes the workload's own job security group
 
 
+Statement = dict[str, Any]  # one statement as IAM's JSON policy language writes it
+
+
+def allow(*, sid: str, actions: list[str], resources: list[str], conditions: Mapping[str, Any] | None = None) -> Statement:
+    """An Allow statement of a workload's own policies, as IAM's JSON writes it."""
+    return {"Sid": sid, "Effect": "Allow", "Action": actions, "Resource": resources,
+            **({"Condition": dict(conditions)} if conditions else {})}
+
+
+def document(statements: list[Statement]) -> iam.PolicyDocument:
+    """A policy's statements, given to the CDK in one call (`PolicyDocument.from_json`, the statements it makes are
+    those `PolicyStatement` would): a workload's policies hold a dozen, and each construct call costs a round trip
+    to the CDK's JavaScript."""
+    return iam.PolicyDocument.from_json({"Version": "2012-10-17", "Statement": statements})
+
+
 def objects(bucket_arn: str, key_pattern: str) -> str:
     """The ARN of a bucket's objects whose keys match the pattern (`arn:<partition>:s3:::<bucket>/<key>`, as the
     CDK's `arn_for_objects` writes it)."""
@@ -143,60 +160,60 @@ class TrainingWorkload(Construct):
                  platform.data_bucket_arn if bucket is None else f"arn:{cdk.Aws.PARTITION}:s3:::{bucket}", prefixes)
                 for index, (bucket, prefixes) in enumerate(sorted(by_bucket.items(), key=lambda i: i[0] or ""))]
 
-    def _data_statements(self, buckets: list[tuple[str, str, list[str]]]) -> list[iam.PolicyStatement]:
+    def _data_statements(self, buckets: list[tuple[str, str, list[str]]]) -> list[Statement]:
         """Read exactly the S3 prefixes the workload's inputs (and model_uri) name."""
         statements = []
         for sid, arn, prefixes in buckets:
             statements += [
-                iam.PolicyStatement(sid=f"List{sid}", actions=["s3:ListBucket"], resources=[arn],
-                                    conditions={"StringLike": {"s3:prefix": sorted({f"{p}*" for p in prefixes})}}),
-                iam.PolicyStatement(sid=f"Read{sid}", actions=["s3:GetObject"],
-                                    resources=sorted({f"{arn}/{p}*" for p in prefixes})),
+                allow(sid=f"List{sid}", actions=["s3:ListBucket"], resources=[arn],
+                      conditions={"StringLike": {"s3:prefix": sorted({f"{p}*" for p in prefixes})}}),
+                allow(sid=f"Read{sid}", actions=["s3:GetObject"],
+                      resources=sorted({f"{arn}/{p}*" for p in prefixes})),
             ]
         return statements
 
     def _own_statements(self, platform: WorkloadPlatform, buckets: list[tuple[str, str, list[str]]],
-                        source: SourceBundle | None, image_uri: str) -> list[iam.PolicyStatement]:
+                        source: SourceBundle | None, image_uri: str) -> list[Statement]:
         w = self.workload
         prefix = f"{w.name}/"
         statements = self._data_statements(buckets)
         statements += [
-            iam.PolicyStatement(sid="ListOwnOutputs", actions=["s3:ListBucket"],
-                                resources=[platform.output_bucket_arn, platform.checkpoint_bucket_arn],
-                                conditions={"StringLike": {"s3:prefix": [f"{prefix}*"]}}),
-            iam.PolicyStatement(sid="WriteOutput", actions=["s3:PutObject", "s3:AbortMultipartUpload"],
-                                resources=[objects(platform.output_bucket_arn, f"{prefix}*")]),
-            iam.PolicyStatement(sid="UseKey", actions=["kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey",
-                                                      "kms:DescribeKey"], resources=[platform.key_arn]),
-            iam.PolicyStatement(sid="EncryptJobVolumes", actions=["kms:CreateGrant"], resources=[platform.key_arn],
-                                conditions={"Bool": {"kms:GrantIsForAWSResource": "true"}}),
+            allow(sid="ListOwnOutputs", actions=["s3:ListBucket"],
+                  resources=[platform.output_bucket_arn, platform.checkpoint_bucket_arn],
+                  conditions={"StringLike": {"s3:prefix": [f"{prefix}*"]}}),
+            allow(sid="WriteOutput", actions=["s3:PutObject", "s3:AbortMultipartUpload"],
+                  resources=[objects(platform.output_bucket_arn, f"{prefix}*")]),
+            allow(sid="UseKey", actions=["kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey",
+                                        "kms:DescribeKey"], resources=[platform.key_arn]),
+            allow(sid="EncryptJobVolumes", actions=["kms:CreateGrant"], resources=[platform.key_arn],
+                  conditions={"Bool": {"kms:GrantIsForAWSResource": "true"}}),
             # The shared CreateJobInterfaces policy grants the interface and the subnet; the group is this role's own.
-            iam.PolicyStatement(sid="OwnJobSecurityGroup", actions=["ec2:CreateNetworkInterface"],
-                                resources=[cdk.Stack.of(self).format_arn(
-                                    service="ec2", resource="security-group",
-                                    resource_name=self.security_group.security_group_id)]),
+            allow(sid="OwnJobSecurityGroup", actions=["ec2:CreateNetworkInterface"],
+                  resources=[cdk.Stack.of(self).format_arn(
+                      service="ec2", resource="security-group",
+                      resource_name=self.security_group.security_group_id)]),
         ]
         if w.checkpoints:
-            statements.append(iam.PolicyStatement(
+            statements.append(allow(
                 sid="SyncCheckpoints", actions=["s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload"],
                 resources=[objects(platform.checkpoint_bucket_arn, f"{prefix}*")]))
         repository = (platform.image_repositories.get(w.image.repository) if isinstance(w.image, ProjectImage)
                       else ecr_repository_arn(image_uri))
         if repository:
-            statements.append(iam.PolicyStatement(
+            statements.append(allow(
                 sid="PullImage", actions=["ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer", "ecr:BatchCheckLayerAvailability"],
                 resources=[repository]))
         if source is not None:
-            statements.append(iam.PolicyStatement(
+            statements.append(allow(
                 sid="ReadCode", actions=["s3:GetObject"],
                 resources=[source.bucket.arn_for_objects(source.object_key)]))
             if w.enable_network_isolation:
                 # Under network isolation SageMaker downloads the code as the `code` channel, an S3Prefix of the
                 # bundle's key, and lists that prefix first (ListObjectsV2 needs s3:ListBucket): this key only.
-                statements.append(iam.PolicyStatement(
+                statements.append(allow(
                     sid="ListCode", actions=["s3:ListBucket"], resources=[source.bucket.bucket_arn],
                     conditions={"StringEquals": {"s3:prefix": source.object_key}}))
-        statements.append(iam.PolicyStatement(
+        statements.append(allow(
             sid="WriteOwnLogStreams", actions=["logs:CreateLogStream", "logs:PutLogEvents"],
             resources=[cdk.Stack.of(self).format_arn(service="logs", resource="log-group", resource_name=name,
                                                      arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME)
@@ -204,22 +221,22 @@ class TrainingWorkload(Construct):
         statements += self._secret_statements()
         keys = sorted({k for k in (w.output_kms_key, w.compute.volume_kms_key) if k})
         if keys:
-            statements.append(iam.PolicyStatement(sid="UseNamedKeys", resources=keys,
-                                                  actions=["kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey",
-                                                           "kms:DescribeKey", "kms:CreateGrant"]))
+            statements.append(allow(sid="UseNamedKeys", resources=keys,
+                                    actions=["kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey",
+                                             "kms:DescribeKey", "kms:CreateGrant"]))
         return statements
 
-    def _secret_statements(self) -> list[iam.PolicyStatement]:
+    def _secret_statements(self) -> list[Statement]:
         """Read exactly the secrets the spec names (`secrets:`), and decrypt them with their key only through Secrets
         Manager, only for those secrets (the encryption context Secrets Manager sends names the secret's ARN)."""
         w = self.workload
         if not w.secrets:
             return []
         arns = sorted(set(w.secrets.values()))
-        statements = [iam.PolicyStatement(sid="ReadOwnSecrets", actions=["secretsmanager:GetSecretValue"],
-                                          resources=arns)]
+        statements = [allow(sid="ReadOwnSecrets", actions=["secretsmanager:GetSecretValue"],
+                            resources=arns)]
         if w.secrets_kms_key is not None:
-            statements.append(iam.PolicyStatement(
+            statements.append(allow(
                 sid="DecryptOwnSecrets", actions=["kms:Decrypt"], resources=[w.secrets_kms_key],
                 conditions={"StringEquals": {"kms:ViaService": secret_refs.kms_via_service(self.environment.region),
                                              "kms:EncryptionContext:SecretARN": arns}}))
@@ -239,7 +256,7 @@ class TrainingWorkload(Construct):
         )
         buckets = self._data_buckets(platform)
         policy = iam.Policy(self, "ExecutionPolicy", roles=[role],
-                            statements=self._own_statements(platform, buckets, source, image_uri))
+                            document=document(self._own_statements(platform, buckets, source, image_uri)))
         data_reason = ("Training jobs read every object under the data prefixes this workload's inputs name (object "
                        "keys are chosen by whoever uploads the data set); limited to those prefixes.")
         acknowledge_required_wildcards(policy, {
@@ -260,30 +277,32 @@ class TrainingWorkload(Construct):
             assumed_by=state_machine_principal(stack, self.state_machine_arn),
             managed_policies=list(platform.shared_state_machine_policies),
         )
-        policy = iam.Policy(self, "StateMachinePolicy", roles=[role], statements=[
-            iam.PolicyStatement(sid="OwnTrainingJobs", resources=self.job_arns,
-                                actions=["sagemaker:CreateTrainingJob", "sagemaker:DescribeTrainingJob",
-                                         "sagemaker:StopTrainingJob", "sagemaker:AddTags", "sagemaker:ListTags"]),
-            iam.PolicyStatement(sid="PassOwnExecutionRole", actions=["iam:PassRole"],
-                                resources=[self.execution_role.role_arn],
-                                conditions={"StringEquals": {"iam:PassedToService": "sagemaker.amazonaws.com"}}),
+        statements = [
+            allow(sid="OwnTrainingJobs", resources=self.job_arns,
+                  actions=["sagemaker:CreateTrainingJob", "sagemaker:DescribeTrainingJob", "sagemaker:StopTrainingJob",
+                           "sagemaker:AddTags", "sagemaker:ListTags"]),
+            allow(sid="PassOwnExecutionRole", actions=["iam:PassRole"], resources=[self.execution_role.role_arn],
+                  conditions={"StringEquals": {"iam:PassedToService": "sagemaker.amazonaws.com"}}),
             *self._own_executions_statement(),
-        ])
-        if self.workload.stall_watchdog is not None:
+        ]
+        watched = self.workload.stall_watchdog is not None
+        if watched:
             # The stall watchdog looks for its job's progress lines in the job's streams
             # (compiler/state_machine/watchdog.py).
-            policy.add_statements(iam.PolicyStatement(sid="ReadJobLogs", actions=["logs:FilterLogEvents"],
-                                                      resources=training_log_group_arns(stack)))
+            statements.append(allow(sid="ReadJobLogs", actions=["logs:FilterLogEvents"],
+                                    resources=training_log_group_arns(stack)))
+        policy = iam.Policy(self, "StateMachinePolicy", roles=[role], document=document(statements))
+        if watched:
             acknowledge_required_wildcards(policy, {"ReadJobLogs": READ_JOB_LOGS_REASON})
         return role
 
-    def _own_executions_statement(self) -> list[iam.PolicyStatement]:
+    def _own_executions_statement(self) -> list[Statement]:
         """The check for another run in progress lists this machine's executions (absent with concurrent_runs). The
         ARN is built from the machine's name, not taken from the machine, which depends on this role."""
         if self.workload.concurrent_runs:
             return []
-        return [iam.PolicyStatement(sid="ListOwnExecutions", actions=["states:ListExecutions"],
-                                    resources=[self.state_machine_arn])]
+        return [allow(sid="ListOwnExecutions", actions=["states:ListExecutions"],
+                      resources=[self.state_machine_arn])]
 
     # ------------------------------------------------------------------------------------------------- alarms
 
