@@ -122,11 +122,6 @@ class EnvironmentPlan:
         return [found[i] for i in sorted(found)]
 
 
-# Beside the cloud assembly's manifest, the compile's warnings as synth printed them ({"warnings": [...]}): the CDK
-# layer writes it when it synthesizes (stacks/app.py), `trainctl summary` reads it with the templates.
-WARNINGS_FILE = "training-platform-warnings.json"
-
-
 @dataclass
 class Compiled:
     """Every workload of the project compiled for every environment it deploys to, and each environment's plan."""

@@ -16,11 +16,12 @@ from typing import Any
 import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks
 
+from compiler.facts.summaries import WARNINGS_FILE
 from compiler.inputs.environments import Environment
 from compiler.inputs.files import write_text_atomically
 from compiler.inputs.image_builds import ImageBuild
 from compiler.inputs.project import Project
-from compiler.pipeline import WARNINGS_FILE, Compiled, compile_project
+from compiler.pipeline import Compiled, compile_project
 from platform_constructs.checkov import acknowledge_custom_resource_functions
 from platform_constructs.rule_descriptions import guard_rule_descriptions
 from platform_constructs.service_names import guard_service_names

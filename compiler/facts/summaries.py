@@ -1,10 +1,15 @@
-"""The two summaries one package writes and another reads, typed once so a renamed key breaks at check time.
+"""What one package writes and another reads, named once so a renamed key breaks at check time: two summaries, and
+the record of a synth's warnings.
 
 - `RunSummary`: a run's outcome, the execution's output (and the notification's body). The state machine writes it
   (the `Summarize` state, compiler/state_machine/definition.py); `trainctl runs`, `logs` and `start --follow` read it
   from DescribeExecution or the execution's history.
 - `WorkloadSummary`: what a workload runs, on what, at what list price. compiler/compilation/describe.py writes it into each
-  state machine's template metadata; `trainctl review` reads it from two synthesized revisions.
+  state machine's template metadata; `trainctl review` reads it from two synthesized revisions, `trainctl summary`
+  from one.
+- `WARNINGS_FILE`: beside a cloud assembly's manifest, the compile's warnings of that synth (`{"warnings": [...]}`).
+  The CDK layer writes it when it synthesizes (stacks/app.py); `trainctl summary` and `review` read it with the
+  templates (trainctl/common/assembly.read_warnings).
 
 The readers take data another revision or a failed run may have written, so every field may be missing: a reader
 reads the attributes of `RunSummary.of(...)` or `WorkloadSummary.of(...)`, None where a field is missing. The
@@ -16,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
+
+WARNINGS_FILE = "training-platform-warnings.json"
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from compiler.compilation.describe import METADATA_KEY, is_workload_machine
-from compiler.facts.summaries import WorkloadSummary
-from compiler.pipeline import WARNINGS_FILE
+from compiler.facts.summaries import WARNINGS_FILE, WorkloadSummary
 
 STACK_ARTIFACT = "aws:cloudformation:stack"
 NAG_REPORT = "validation-report.json"

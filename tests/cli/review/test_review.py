@@ -18,8 +18,8 @@ import pytest
 import yaml
 
 from compiler.compilation.describe import METADATA_KEY
+from compiler.facts.summaries import WARNINGS_FILE
 from compiler.inputs.project import Project
-from compiler.pipeline import WARNINGS_FILE
 from stacks.app import build_app
 from tests.project import ROOT
 from trainctl.cli import main

@@ -16,7 +16,7 @@ import pytest
 
 from compiler import state_machine as sm
 from compiler.facts import placeholders as ph
-from compiler.pipeline import WARNINGS_FILE
+from compiler.facts.summaries import WARNINGS_FILE
 from tests.compiler.state_machine.conftest import NAMES, WORKLOADS
 from tests.project import ENVIRONMENTS
 
