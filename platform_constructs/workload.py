@@ -32,7 +32,7 @@ from compiler.compilation.images import ecr_repository_arn
 from compiler.facts import run_metrics, secret_refs
 from compiler.facts.placeholders import EXECUTION_ROLE_ARN, RUN_ID_LENGTH, TRAINING_SECURITY_GROUP_ID
 from compiler.inputs.environments import TRAINING_LOG_GROUP
-from compiler.inputs.model import ProjectImage, S3Channel
+from compiler.inputs.model import ProjectImage
 from compiler.pipeline import CompiledWorkload
 from platform_constructs.nag import acknowledge_required_wildcards
 from platform_constructs.network import TrainingNetwork
@@ -148,14 +148,9 @@ class TrainingWorkload(Construct):
     def _data_buckets(self, platform: WorkloadPlatform) -> list[tuple[str, str, list[str]]]:
         """(statement name, bucket ARN, key prefixes) of each bucket the workload's inputs (and model_uri) read:
         `Data` for the environment's data bucket, `External<n>` for a bucket of its own."""
-        w = self.workload
-        locations = [(c.bucket, c.key_prefix) for c in w.inputs if isinstance(c, S3Channel)]
-        if w.model_uri is not None:
-            model = S3Channel(name="model", s3_data=w.model_uri)
-            locations.append((model.bucket, model.key_prefix))
         by_bucket: dict[str | None, list[str]] = {}
-        for bucket, prefix in locations:
-            by_bucket.setdefault(bucket, []).append(prefix)
+        for _, location in self.workload.s3_reads:
+            by_bucket.setdefault(location.bucket, []).append(location.key_prefix)
         return [("Data" if bucket is None else f"External{index}",
                  platform.data_bucket_arn if bucket is None else f"arn:{cdk.Aws.PARTITION}:s3:::{bucket}", prefixes)
                 for index, (bucket, prefixes) in enumerate(sorted(by_bucket.items(), key=lambda i: i[0] or ""))]

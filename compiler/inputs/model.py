@@ -455,6 +455,15 @@ class Workload:
         return (self.instance_type, *self.capacity_retry.fallback_instance_types)
 
     @property
+    def s3_reads(self) -> tuple[tuple[str, S3Channel], ...]:
+        """(spec field, location) of every S3 location the workload's jobs read: its S3 channels, and `model_uri` as
+        the channel SageMaker adds for it. The one list the rules check and the execution role grants."""
+        found = [(f"inputs.{c.name}", c) for c in self.inputs if isinstance(c, S3Channel)]
+        if self.model_uri is not None:
+            found.append(("model_uri", S3Channel(name=self.model_channel_name, s3_data=self.model_uri)))
+        return tuple(found)
+
+    @property
     def uses_fsx(self) -> bool:
         return any(c.kind == "fsx" for c in self.inputs)
 

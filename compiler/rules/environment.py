@@ -12,7 +12,7 @@ from compiler.compilation.images import algorithm_image, ecr_parts, framework_im
 from compiler.facts import catalog
 from compiler.facts.key_arns import KEY_ARN
 from compiler.inputs.environments import Environment
-from compiler.inputs.model import AlgorithmImage, FrameworkImage, S3Channel, UriImage, Workload
+from compiler.inputs.model import AlgorithmImage, FrameworkImage, UriImage, Workload
 from compiler.inputs.reader import Findings
 from compiler.rules.registry import environment_rule
 from compiler.sdk import sdk_rules
@@ -31,11 +31,9 @@ def fsx_channels_have_a_file_system(w: Workload, env: Environment, f: Findings) 
 
 @environment_rule
 def s3_locations_are_readable(w: Workload, env: Environment, f: Findings) -> None:
-    locations = [(f"inputs.{c.name}", c.bucket) for c in w.inputs if isinstance(c, S3Channel) and c.bucket]
-    if w.model_uri and w.model_uri.startswith("s3://"):
-        locations.append(("model_uri", w.model_uri[5:].split("/", 1)[0]))
-    for where, bucket in locations:
-        if bucket not in env.external_data_buckets:
+    for where, location in w.s3_reads:
+        bucket = location.bucket
+        if bucket is not None and bucket not in env.external_data_buckets:
             f.problem(where, f"bucket {bucket} is not one environment '{env.name}' may read, so the job would fail at "
                       f"start: use a key prefix in the environment's data bucket (no s3://), or add {bucket!r} to "
                       f"{env.name}.external_data_buckets in cdk.json")

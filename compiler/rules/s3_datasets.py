@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from compiler.inputs.environments import Environment
 from compiler.inputs.grants import DATASETS_DIRECTORY
-from compiler.inputs.model import S3Channel, Workload
+from compiler.inputs.model import Workload
 from compiler.inputs.reader import Findings
 from compiler.rules.datasets import declared, not_granted
 from compiler.rules.registry import environment_rule
@@ -25,10 +25,7 @@ from compiler.rules.registry import environment_rule
 
 def data_bucket_prefixes(w: Workload) -> list[tuple[str, str]]:
     """(spec field, key prefix) of every location in the environment's data bucket the workload's jobs read."""
-    found = [(f"inputs.{c.name}", c.key_prefix) for c in w.inputs if isinstance(c, S3Channel) and c.in_data_bucket]
-    if w.model_uri is not None and not w.model_uri.startswith("s3://"):
-        found.append(("model_uri", w.model_uri))
-    return found
+    return [(where, location.key_prefix) for where, location in w.s3_reads if location.in_data_bucket]
 
 
 def _dataset_refusal(w: Workload, env: Environment, prefix: str, parts: list[str]) -> str | None:

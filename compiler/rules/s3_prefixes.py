@@ -16,7 +16,7 @@ one is renamed, or read through a prefix that stops before it.
 
 from __future__ import annotations
 
-from compiler.inputs.model import S3Channel, Workload
+from compiler.inputs.model import Workload
 from compiler.inputs.reader import Findings
 from compiler.rules.registry import workload_rule
 
@@ -27,10 +27,7 @@ IAM_SPECIAL = {"*": "a wildcard for any characters", "?": "a wildcard for any on
 
 def s3_locations(w: Workload) -> list[tuple[str, str]]:
     """(spec field, key prefix) of every S3 location the workload's jobs read: channels and `model_uri`."""
-    found = [(f"inputs.{c.name}", c.key_prefix) for c in w.inputs if isinstance(c, S3Channel)]
-    if w.model_uri is not None:
-        found.append(("model_uri", S3Channel(name="model", s3_data=w.model_uri).key_prefix))
-    return found
+    return [(where, location.key_prefix) for where, location in w.s3_reads]
 
 
 def literal_part(prefix: str) -> str:

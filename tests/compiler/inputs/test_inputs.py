@@ -104,3 +104,20 @@ def test_arguments_mixed_with_channels_are_refused_naming_the_fix(inputs: dict[s
 def test_a_channel_named_s3_data_is_still_a_channel(code_dir: Path) -> None:
     workload = accepted(SPEC | {"inputs": {"s3_data": {"s3_data": "s3://my-datasets/train/"}}}, DEV, code_dir)
     assert [(c.name, c.s3_data) for c in workload.inputs] == [("s3_data", "s3://my-datasets/train/")]
+
+
+def test_s3_reads_are_the_s3_channels_and_the_model_channel(tmp_path: Path) -> None:
+    """What the rules check and the execution role grants: every S3 channel, and `model_uri` as the channel SageMaker
+    adds for it (named by `model_channel_name`); FSx channels read no S3 location."""
+    from compiler.spec import parse_workload
+
+    (tmp_path / "train.py").write_text("print('hi')\n")
+    raw = {"name": "demo", "framework": "pytorch", "framework_version": "2.3.0", "py_version": "py311",
+           "entry_point": "train.py", "instance_type": "ml.g5.2xlarge", "instance_count": 1,
+           "inputs": {"train": "datasets/a/", "extra": "s3://other-bucket/b/c", "fsx": {"directory_path": "/datasets/d"}},
+           "model_uri": "s3://models/m/model.tar.gz", "model_channel_name": "weights"}
+    workload = parse_workload(raw, source="demo.yaml", spec_dir=tmp_path, project_root=tmp_path)
+    reads = {where: (c.name, c.bucket, c.key_prefix) for where, c in workload.s3_reads}
+    assert reads == {"inputs.train": ("train", None, "datasets/a/"),
+                     "inputs.extra": ("extra", "other-bucket", "b/c"),
+                     "model_uri": ("weights", "models", "m/model.tar.gz")}
