@@ -86,32 +86,31 @@ def _in_environment(parent: Reader, arn: str, match: re.Match[str], account: str
 
 def read_secret_grants(reader: Reader, account: str, region: str) -> dict[str, frozenset[str]]:
     """`secrets: {<secret ARN>: {readers: [<workload>, ...]}}`: which workloads' `secrets:` may name each secret."""
-    secrets = reader.child("secrets")
-    if secrets is None:
-        return {}
-    found = {}
-    for arn in map(str, secrets.raw):
-        match = secret_refs.ARN.fullmatch(arn)
-        if match is None:
-            secrets.problem(arn, "is not a complete Secrets Manager secret ARN (arn:aws:secretsmanager:<region>:"
-                            "<account>:secret:<name>-AbCdEf; `aws secretsmanager describe-secret --secret-id <name> "
-                            "--query ARN` prints it)")
-        elif _in_environment(secrets, arn, match, account, region):
-            found[arn] = _names(secrets, arn, "readers", "read the secret")
-    return found
+    return _arn_grants(reader, "secrets", secret_refs.ARN, "is not a complete Secrets Manager secret ARN "
+                       "(arn:aws:secretsmanager:<region>:<account>:secret:<name>-AbCdEf; `aws secretsmanager "
+                       "describe-secret --secret-id <name> --query ARN` prints it)", ("readers", "read the secret"),
+                       account, region)
 
 
 def read_key_grants(reader: Reader, account: str, region: str) -> dict[str, frozenset[str]]:
     """`kms_keys: {<key ARN>: {users: [<workload>, ...]}}`: which workloads' specs may name each customer key."""
-    keys = reader.child("kms_keys")
-    if keys is None:
+    return _arn_grants(reader, "kms_keys", KEY_ARN, "is not a KMS key ARN (arn:aws:kms:<region>:<account>:key/<key id>; "
+                       "an alias names whichever key it points at: give the key's own ARN)", ("users", "use the key"),
+                       account, region)
+
+
+def _arn_grants(reader: Reader, setting: str, pattern: re.Pattern[str], not_an_arn: str, names: tuple[str, str],
+                account: str, region: str) -> dict[str, frozenset[str]]:
+    """`<setting>: {<ARN>: {<names[0]>: [<workload>, ...]}}`: each ARN of this environment's account and region, with
+    the workloads it grants (`names[1]` says what they may do, for a message)."""
+    entries = reader.child(setting)
+    if entries is None:
         return {}
     found = {}
-    for arn in map(str, keys.raw):
-        match = KEY_ARN.fullmatch(arn)
+    for arn in map(str, entries.raw):
+        match = pattern.fullmatch(arn)
         if match is None:
-            keys.problem(arn, "is not a KMS key ARN (arn:aws:kms:<region>:<account>:key/<key id>; an alias names "
-                         "whichever key it points at: give the key's own ARN)")
-        elif _in_environment(keys, arn, match, account, region):
-            found[arn] = _names(keys, arn, "users", "use the key")
+            entries.problem(arn, not_an_arn)
+        elif _in_environment(entries, arn, match, account, region):
+            found[arn] = _names(entries, arn, *names)
     return found
