@@ -46,11 +46,16 @@ def workload_rows(placed: dict[str, Placed], region: str) -> list[str]:
     return rows
 
 
+class NoEnvironment(Exception):
+    """The folder holds a cloud assembly but no environment's (`assembly-<env>/`)."""
+
+
 def render_summary(outdir: Path) -> str:
-    """The review summary of a synthesized assembly; ValueError where it holds no environment's assembly."""
+    """The review summary of a synthesized assembly; NoEnvironment where it holds no environment's assembly, and what
+    reading a file raises (OSError, ValueError, KeyError, TypeError) where one is unreadable."""
     envs = read_stacks(outdir)
     if not envs:
-        raise ValueError(f"{outdir} holds no environment assembly")
+        raise NoEnvironment(outdir)
     out = [f"## Training platform review summary (`{outdir}`)", ""]
     for env, stacks in envs.items():
         out += _environment_lines(env, stacks)
@@ -95,8 +100,12 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     try:
         print(render_summary(outdir))
-    except ValueError:
+    except NoEnvironment:
         print(f"{outdir} holds no environment assembly (assembly-<env>/): was it synthesized by app.py?")
+        return 2
+    except (OSError, ValueError, KeyError, TypeError) as error:  # a file cut short or edited by hand
+        print(f"{outdir} could not be read as a cloud assembly ({type(error).__name__}: {error}): synthesize it again "
+              "with `npx cdk synth`")
         return 2
     return 0
 

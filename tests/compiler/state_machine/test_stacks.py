@@ -240,6 +240,22 @@ def test_the_summary_lists_the_warnings_synth_recorded_and_says_when_none_were(s
     assert "Warnings: not recorded in this assembly" in render_summary(copy)
 
 
+def test_the_summary_of_an_unreadable_assembly_is_a_message(synthesized, tmp_path: Path, capsys) -> None:
+    from trainctl.cli import main
+
+    copy = tmp_path / "cdk.out"
+    shutil.copytree(synthesized["outdir"], copy)
+    next((copy / "assembly-dev").glob("*.template.json")).write_text("{cut short")
+    assert main(["summary", "--cdk-out", str(copy)]) == 2
+    out = capsys.readouterr().out
+    assert out.startswith(f"{copy} could not be read as a cloud assembly (JSONDecodeError: ")
+    assert out.rstrip().endswith("synthesize it again with `npx cdk synth`")
+    for folder in copy.glob("assembly-*"):
+        shutil.rmtree(folder)
+    assert main(["summary", "--cdk-out", str(copy)]) == 2
+    assert "holds no environment assembly" in capsys.readouterr().out
+
+
 def test_review_summary_does_not_claim_a_clean_nag_without_a_report(synthesized, tmp_path: Path) -> None:
     from trainctl.common.assembly import nag_status
 
