@@ -13,7 +13,6 @@ import os
 import tempfile
 from pathlib import Path
 
-from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_s3_assets as s3_assets
 from constructs import Construct
 
@@ -48,4 +47,4 @@ class SourceBundle(Construct):
         # Read once: each workload that ships the bundle names them (a call into the CDK's JavaScript each).
         self.s3_uri: str = self.asset.s3_object_url
         self.object_key: str = self.asset.s3_object_key
-        self.bucket: s3.IBucket = self.asset.bucket
+        self.bucket_arn: str = self.asset.bucket.bucket_arn

@@ -201,12 +201,12 @@ class TrainingWorkload(Construct):
         if source is not None:
             statements.append(allow(
                 sid="ReadCode", actions=["s3:GetObject"],
-                resources=[source.bucket.arn_for_objects(source.object_key)]))
+                resources=[objects(source.bucket_arn, source.object_key)]))
             if w.enable_network_isolation:
                 # Under network isolation SageMaker downloads the code as the `code` channel, an S3Prefix of the
                 # bundle's key, and lists that prefix first (ListObjectsV2 needs s3:ListBucket): this key only.
                 statements.append(allow(
-                    sid="ListCode", actions=["s3:ListBucket"], resources=[source.bucket.bucket_arn],
+                    sid="ListCode", actions=["s3:ListBucket"], resources=[source.bucket_arn],
                     conditions={"StringEquals": {"s3:prefix": source.object_key}}))
         statements.append(allow(
             sid="WriteOwnLogStreams", actions=["logs:CreateLogStream", "logs:PutLogEvents"],
