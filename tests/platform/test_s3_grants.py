@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -95,25 +96,31 @@ def test_every_s3_grant_is_a_literal_prefix_and_one_star(synthesized_app, env: s
                     assert literal or (operator == "StringLike" and _literal_then_one_star(value)), (name, statement)
 
 
-def _data_grants(app, env: str) -> dict[str, dict[str, set[str]]]:
-    """Workload -> bucket -> the patterns its execution role reads and lists (resources and s3:prefix values)."""
-    grants: dict[str, dict[str, set[str]]] = {}
+def _execution_statements(app, env: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(workload, statement) of every workload's execution policy in the environment's templates."""
     for template in workload_stacks(app, env).values():
         for resource in template["Resources"].values():
             if resource["Type"] != "AWS::IAM::Policy" or "ExecutionPolicy" not in resource["Properties"]["PolicyName"]:
                 continue
             workload = _workload_of(resource["Properties"]["PolicyName"], WORKLOADS)
             for statement in resource["Properties"]["PolicyDocument"]["Statement"]:
-                if not re.fullmatch(r"(Read|List)(Data|External\d+)", statement["Sid"]):
-                    continue
-                for arn in map(_text, _list(statement["Resource"])):
-                    bucket = arn.removeprefix("arn:aws:s3:::").split("/")[0]
-                    patterns = grants.setdefault(workload, {}).setdefault(bucket, set())
-                    key = _key_part(arn)
-                    if key is not None:
-                        patterns.add(key)
-                    for value in _list(statement.get("Condition", {}).get("StringLike", {}).get("s3:prefix", [])):
-                        patterns.add(value)
+                yield workload, statement
+
+
+def _data_grants(app, env: str) -> dict[str, dict[str, set[str]]]:
+    """Workload -> bucket -> the patterns its execution role reads and lists (resources and s3:prefix values)."""
+    grants: dict[str, dict[str, set[str]]] = {}
+    for workload, statement in _execution_statements(app, env):
+        if not re.fullmatch(r"(Read|List)(Data|External\d+)", statement["Sid"]):
+            continue
+        for arn in map(_text, _list(statement["Resource"])):
+            bucket = arn.removeprefix("arn:aws:s3:::").split("/")[0]
+            patterns = grants.setdefault(workload, {}).setdefault(bucket, set())
+            key = _key_part(arn)
+            if key is not None:
+                patterns.add(key)
+            for value in _list(statement.get("Condition", {}).get("StringLike", {}).get("s3:prefix", [])):
+                patterns.add(value)
     return grants
 
 
@@ -134,15 +141,10 @@ def test_each_roles_data_grants_are_its_channels_prefixes_and_nothing_else(synth
 def _own_grants(app, env: str) -> dict[str, list[str]]:
     """Workload -> every object pattern its execution role holds in the environment's buckets, as `<Bucket>/pattern`."""
     found: dict[str, list[str]] = {}
-    for template in workload_stacks(app, env).values():
-        for resource in template["Resources"].values():
-            if resource["Type"] != "AWS::IAM::Policy" or "ExecutionPolicy" not in resource["Properties"]["PolicyName"]:
-                continue
-            workload = _workload_of(resource["Properties"]["PolicyName"], WORKLOADS)
-            for statement in resource["Properties"]["PolicyDocument"]["Statement"]:
-                for arn in map(_text, _list(statement["Resource"])):
-                    if arn.startswith("arn:aws:s3:::<"):
-                        found.setdefault(workload, []).append(arn.removeprefix("arn:aws:s3:::"))
+    for workload, statement in _execution_statements(app, env):
+        for arn in map(_text, _list(statement["Resource"])):
+            if arn.startswith("arn:aws:s3:::<"):
+                found.setdefault(workload, []).append(arn.removeprefix("arn:aws:s3:::"))
     return found
 
 
