@@ -35,14 +35,21 @@ def strict_spec(tmp_path: Path) -> Path:
     """A spec for the strict script in a project of its own (cdk.json, the cached zones, the image's Dockerfile).
     It is no git work tree, so its code ships whole (with a NotInGitWarning): inside this repository an untracked
     script would be refused, as the bundle ships only what git tracks."""
+    project = project_with_script(tmp_path, STRICT)
+    (project / "workloads" / "strict.yaml").write_text(yaml.safe_dump(SPEC))
+    return project / "workloads" / "strict.yaml"
+
+
+def project_with_script(tmp_path: Path, script: str) -> Path:
+    """A project of its own (cdk.json, the cached zones, the image's Dockerfile) with `script` as
+    workloads/code/train.py."""
     project = tmp_path / "project"
     for name in ("cdk.json", "cdk.context.json", "training/Dockerfile"):
         (project / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / name, project / name)
     (project / "workloads" / "code").mkdir(parents=True)
-    (project / "workloads" / "code" / "train.py").write_text(STRICT)
-    (project / "workloads" / "strict.yaml").write_text(yaml.safe_dump(SPEC))
-    return project / "workloads" / "strict.yaml"
+    (project / "workloads" / "code" / "train.py").write_text(script)
+    return project
 
 
 @pytest.fixture(autouse=True)
@@ -190,12 +197,7 @@ def test_a_built_in_algorithm_has_nothing_to_run_here(tmp_path: Path) -> None:
 def test_a_script_mode_entry_point_runs_under_the_container_contract(tmp_path: Path, framework_installed: None,
                                                                      capsys: pytest.CaptureFixture[str]) -> None:
     """End to end through `main`, with a stand-in script: one process, one host, its hyperparameters as arguments."""
-    project = tmp_path / "project"
-    for name in ("cdk.json", "cdk.context.json", "training/Dockerfile"):
-        (project / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(ROOT / name, project / name)
-    (project / "workloads" / "code").mkdir(parents=True)
-    (project / "workloads" / "code" / "train.py").write_text(TABULAR)
+    project = project_with_script(tmp_path, TABULAR)
     spec = {"name": "tabular", "framework": "xgboost", "framework_version": "1.7-1", "entry_point": "train.py",
             "source_dir": "code", "instance_type": "ml.m5.xlarge", "instance_count": 2,
             "hyperparameters": {"num_round": 3}, "inputs": {"train": "datasets/tabular/train/"}}
