@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from compiler.errors import SpecError
+from trainctl.common.arguments import path_text
 from trainctl.common.lookup import UnknownEnvironment
 from trainctl.local import command as local
 from trainctl.preflight import command as preflight
@@ -28,8 +29,8 @@ MODULES = (specs, local, summary, review, zones, runs, preflight, smoke, prices)
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="trainctl", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--project-dir", default=None, help="the project (folder with cdk.json); default: found from "
-                        "the working directory")
+    parser.add_argument("--project-dir", default=None, type=path_text,
+                        help="the project (folder with cdk.json); default: found from the working directory")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in MODULES:  # each registers its subcommands
         module.add_commands(sub)

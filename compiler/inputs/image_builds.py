@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from compiler.errors import SpecError
+from compiler.inputs import paths
 from compiler.inputs.project import Project
 from compiler.inputs.reader import Findings, Reader
 from compiler.inputs.tracked import docker_exclude, tracked_files, untracked_paths
@@ -104,9 +105,21 @@ def _one(name: str, r: Reader, project: Project) -> ImageBuild | None:
                          "digits> (docker buildx imagetools inspect <base image URI>)")
     if context_text is None or None in fields.values() or (base.has("digest") and digest is None):
         return None
-    context = (project.root / context_text).resolve()
-    if not context.is_relative_to(project.root.resolve()) or not (context / dockerfile).is_file():
-        r.problem("build_context", f"{context_text}/{dockerfile} is not a Dockerfile in this repository")
+    for key, text in (("build_context", context_text), ("dockerfile", dockerfile)):
+        if (refusal := paths.unusable(text)) is not None:
+            r.problem(key, refusal)
+            return None
+    root = project.root.resolve()
+    try:
+        context = (project.root / context_text).resolve()
+        found = (context / dockerfile).resolve()
+        usable = context.is_relative_to(root) and found.is_relative_to(context) and found.is_file()
+    except OSError as exc:
+        r.problem("build_context", f"{context_text}/{dockerfile} cannot be read ({exc.strerror})")
+        return None
+    if not usable:
+        r.problem("build_context", f"{context_text}/{dockerfile} is not a Dockerfile in this repository (the "
+                  "dockerfile is a path inside build_context)")
         return None
     excludes, refusal = context_excludes(context, dockerfile)
     if refusal is not None:

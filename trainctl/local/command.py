@@ -23,9 +23,9 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
-from pathlib import Path
 
 from compiler.errors import SpecError
+from trainctl.common.arguments import path_arg
 from trainctl.local.contract import LocalRunError
 from trainctl.local.data import DATA_DIR, DEFAULT_TOKENS_PER_SHARD, SHIPPED_CORPUS, prep_data
 from trainctl.local.launch import SMOKE, prepare
@@ -46,7 +46,7 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--hyperparameter", "-p", action="append", default=[], metavar="KEY=VALUE",
                      help="override a hyperparameter; VALUE is read as `trainctl start` reads it: text where the "
                           "spec's value is a string, else JSON (e.g. max_steps=5, model=tiny)")
-    run.add_argument("--output", type=Path, default=None,
+    run.add_argument("--output", type=path_arg, default=None,
                      help="folder for model, checkpoints, output data and log (default: build/local-runs/NAME-TIME); "
                           "re-using one resumes from its checkpoints")
     run.add_argument("--smoke", action="store_true",
@@ -60,9 +60,9 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     prep = subparsers.add_parser("prep-data", help="write token shards for the trainer from a text file",
                                  description="Tokenize a UTF-8 text file (byte-level, vocabulary 256) into shards "
                                              "the trainer memory-maps. Upload the folder to S3 or FSx for jobs.")
-    prep.add_argument("--input", type=Path, default=SHIPPED_CORPUS,
+    prep.add_argument("--input", type=path_arg, default=SHIPPED_CORPUS,
                       help="text file (default: the shipped public-domain corpus)")
-    prep.add_argument("--output", type=Path, default=None,
+    prep.add_argument("--output", type=path_arg, default=None,
                       help=f"folder for the shards (default: {DATA_DIR} in the project)")
     prep.add_argument("--tokens-per-shard", type=int, default=DEFAULT_TOKENS_PER_SHARD,
                       help="tokens in each shard file (default: %(default)s)")

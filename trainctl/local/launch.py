@@ -17,6 +17,7 @@ from compiler.compilation import strategies
 from compiler.compilation.overrides import expected_type
 from compiler.inputs import sourcedir
 from compiler.inputs.model import Workload
+from compiler.inputs.paths import unusable
 from compiler.inputs.project import Project
 from compiler.spec import load_spec_workload
 from trainctl.common.lookup import project_of
@@ -51,6 +52,8 @@ def _resolve_channels(workload: Workload, given: dict[str, str], data_channel: s
     channels: dict[str, Path] = {}
     for name in sorted(declared):
         if name in given:
+            if (refusal := unusable(given[name])) is not None:
+                raise LocalRunError(f"--channel {name}=PATH: {refusal}")
             path = Path(given[name]).expanduser().resolve()
             if not path.is_dir():
                 raise LocalRunError(f"--channel {name}={given[name]}: folder does not exist")

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from trainctl.common.arguments import path_text
 from trainctl.common.lookup import environment, project_of
 from trainctl.common.verdicts import FAIL, SKIP, Result, counts, table
 
@@ -71,5 +72,6 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("preflight", help="check the account before a deploy (read-only, with its credentials)")
     p.add_argument("--env", required=True, help="environment name from cdk.json")
     p.add_argument("--profile", default=None, help="AWS profile (default: the usual boto3 credential chain)")
-    p.add_argument("--cdk-out", default=None, help="the synthesized cloud assembly (default: cdk.out of the project)")
+    p.add_argument("--cdk-out", default=None, type=path_text,
+                   help="the synthesized cloud assembly (default: cdk.out of the project)")
     p.set_defaults(func=preflight)

@@ -17,6 +17,7 @@ from compiler.inputs.environments import Environment
 from compiler.pipeline import compile_one, compile_project
 from compiler.spec import workload_files
 from compiler.spec.loading import SpecFile
+from trainctl.common.arguments import path_text
 from trainctl.common.lookup import environment, project_of
 
 
@@ -73,7 +74,7 @@ def render(args: argparse.Namespace) -> int:
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("validate", help="check every workload spec against every environment")
-    p.add_argument("--directory", help="folder of workload YAML files (default: workloads/)")
+    p.add_argument("--directory", type=path_text, help="folder of workload YAML files (default: workloads/)")
     p.set_defaults(func=validate)
     p = sub.add_parser("render", help="print the CreateTrainingJob request of a run started with empty input")
     p.add_argument("spec", help="a workload name or a path to a YAML spec")

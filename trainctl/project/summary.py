@@ -10,10 +10,12 @@ template sizes; the compile's warnings as synth recorded them beside the manifes
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
 from compiler.facts.summaries import WorkloadSummary
+from trainctl.common.arguments import path_text
 from trainctl.common.assembly import Placed, Stack, is_assembly, nag_status, read_stacks, read_warnings, workload_summaries
 from trainctl.common.money import SPOT_NOTE, hourly_cell, money
 from trainctl.project.schedule_report import summary_lines
@@ -96,16 +98,17 @@ def _stack_lines(stacks: list[Stack]) -> list[str]:
 def _run(args: argparse.Namespace) -> int:
     outdir = Path(args.cdk_out)
     if not is_assembly(outdir):
-        print(f"no cloud assembly in {outdir}: run `npx cdk synth` first (or pass --cdk-out DIR)")
+        print(f"no cloud assembly in {outdir}: run `npx cdk synth` first (or pass --cdk-out DIR)", file=sys.stderr)
         return 2
     try:
         print(render_summary(outdir))
     except NoEnvironment:
-        print(f"{outdir} holds no environment assembly (assembly-<env>/): was it synthesized by app.py?")
+        print(f"{outdir} holds no environment assembly (assembly-<env>/): was it synthesized by app.py?",
+              file=sys.stderr)
         return 2
     except (OSError, ValueError, KeyError, TypeError) as error:  # a file cut short or edited by hand
         print(f"{outdir} could not be read as a cloud assembly ({type(error).__name__}: {error}): synthesize it again "
-              "with `npx cdk synth`")
+              "with `npx cdk synth`", file=sys.stderr)
         return 2
     return 0
 
@@ -113,5 +116,5 @@ def _run(args: argparse.Namespace) -> int:
 def add_commands(subparsers: Any) -> None:
     """Register `summary` on the CLI (trainctl/cli.py)."""
     parser = subparsers.add_parser("summary", help="print the review summary of a synthesized cloud assembly")
-    parser.add_argument("--cdk-out", default="cdk.out", help="the cloud assembly folder (default: cdk.out)")
+    parser.add_argument("--cdk-out", default="cdk.out", type=path_text, help="the cloud assembly folder (default: cdk.out)")
     parser.set_defaults(func=_run)

@@ -8,6 +8,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from trainctl.common.arguments import path_arg
 from trainctl.common.lookup import project_of
 from trainctl.review.acknowledgments import load_acknowledgments
 from trainctl.review.assembly import read_assembly
@@ -55,7 +56,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("review", help="compare the working tree with a base revision: a Markdown report for pull requests")
     p.add_argument("--base", default=None, help="commit or branch to compare with (default: the merge base with the "
                    "main branch)")
-    p.add_argument("--comment", type=Path, default=None, metavar="FILE",
+    p.add_argument("--comment", type=path_arg, default=None, metavar="FILE",
                    help="also write the report as it fits a pull-request comment (GitHub takes 65,536 characters): "
                         "the summary and every failing finding, details left out largest first")
     p.add_argument("--full-report-url", default=None, metavar="URL",

@@ -81,6 +81,11 @@ def _image_without_dockerfile(root: Path) -> None:
     (root / "training" / "Dockerfile").unlink()
 
 
+def _build_context_too_long(root: Path) -> None:
+    """A name the file system refuses with ENAMETOOLONG: 256 bytes, one past Linux's NAME_MAX."""
+    edit_cdk_json(root, lambda c: c["training-platform:images"]["gpt-trainer"].__setitem__("build_context", "t" * 256))
+
+
 def _untracked_dockerfile(root: Path) -> None:
     """A repository that tracks everything but the image's Dockerfile (the image is built from tracked files)."""
     def git(*args: str) -> None:
@@ -108,6 +113,9 @@ CASES: dict[str, tuple[Callable[[Path], None], str]] = {
     "a zone lookup missing from cdk.context.json": (_no_zone_lookup, "trainctl lookup-zones --env dev"),
     "an image build context without its Dockerfile": (
         _image_without_dockerfile, "training/Dockerfile is not a Dockerfile in this repository"),
+    "an image build context the file system refuses": (
+        _build_context_too_long, "build_context: is not a usable path: the name tttttttttttttttttttttttt... is 256 "
+                                 "bytes long; a file system allows at most 255"),
     "an image whose Dockerfile git does not track": (
         _untracked_dockerfile, "training/Dockerfile is not tracked by git; the image is built from tracked files only"),
 }
