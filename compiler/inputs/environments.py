@@ -44,6 +44,7 @@ MAX_BUDGET_USD = 1_000_000_000
 _ACCOUNT = r"\d{12}"
 _REGION = r"[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d"
 _AZ_ID = r"[a-z]{2,4}\d-az\d+"
+_ZONE_NAME = re.compile(r"[a-z0-9-]{1,64}")  # us-east-1a, us-west-2-lax-1a (a Local Zone)
 _NAME = r"[a-z][a-z0-9-]{0,15}"
 _BUCKET = r"(?!xn--)(?!.*-s3alias$)[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]"
 _PLAN_ARN = r"arn:aws[a-z-]*:sagemaker:[a-z0-9-]+:\d{12}:training-plan/[A-Za-z0-9-]+"
@@ -386,9 +387,12 @@ def read_environments(cdk_json: Path) -> dict[str, Environment]:
 
 
 def cached_zones(context: Mapping[str, Any], env: Environment) -> list[str] | None:
-    """The Availability Zones the CDK cached for the environment's account and region, or None when not cached."""
+    """The Availability Zones the CDK cached for the environment's account and region, or None when not cached as the
+    lookup writes them (a list of zone names: lowercase letters, digits and dashes)."""
     zones = context.get(env.context_lookup_key())
-    return [str(z) for z in zones] if isinstance(zones, list) else None
+    if isinstance(zones, list) and zones and all(isinstance(z, str) and _ZONE_NAME.fullmatch(z) for z in zones):
+        return list(zones)
+    return None
 
 
 def zone_problems(context: Mapping[str, Any], envs: Mapping[str, Environment], source: str = "cdk.context.json") -> list[Problem]:
@@ -396,7 +400,11 @@ def zone_problems(context: Mapping[str, Any], envs: Mapping[str, Environment], s
     problems = []
     for env in envs.values():
         zones = cached_zones(context, env)
-        if zones is None:
+        if zones is None and env.context_lookup_key() in context:
+            problems.append(Problem(source, env.context_lookup_key(), f"environment {env.name}: is not a list of "
+                                    "Availability Zone names, as the lookup writes it; run `trainctl lookup-zones --env "
+                                    f"{env.name}` again with credentials for account {env.account}, then commit {source}"))
+        elif zones is None:
             problems.append(Problem(source, env.context_lookup_key(), f"environment {env.name}: the Availability Zones of "
                                     f"account {env.account} in {env.region} are not cached; run `trainctl lookup-zones "
                                     f"--env {env.name}` with credentials for that account, then commit {source}"))

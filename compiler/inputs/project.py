@@ -14,6 +14,7 @@ from typing import Any
 
 from compiler.errors import Problem, SpecError
 from compiler.inputs.environments import Environment, read_environments
+from compiler.inputs.reader import describe
 
 
 @dataclass(frozen=True)
@@ -49,16 +50,16 @@ class Project:
 
     def context(self) -> dict[str, Any]:
         """cdk.json's context plus the cached lookups of cdk.context.json, as the CDK CLI passes them to the app."""
-        context: dict[str, Any] = {}
-        for path in (self.cdk_json, self.cdk_context_json):
-            if not path.is_file():
-                continue
-            try:
-                data = json.loads(path.read_text())
-            except json.JSONDecodeError as exc:
-                raise SpecError(Problem(path.name, "", f"is not valid JSON: {exc}")) from None
-            context.update(data.get("context", {}) if path == self.cdk_json else data)
-        return context
+        cdk_json = _json_object(self.cdk_json)
+        settings = cdk_json.get("context", {})
+        if not isinstance(settings, dict):
+            raise SpecError(Problem(self.cdk_json.name, "context", f"must be a JSON object of settings, not "
+                                    f"{describe(settings)}"))
+        return {**settings, **self.cached_lookups()}
+
+    def cached_lookups(self) -> dict[str, Any]:
+        """cdk.context.json: the lookups the CDK (and `trainctl lookup-zones`) cached, empty when there is none."""
+        return _json_object(self.cdk_context_json)
 
     def display(self, path: Path) -> str:
         """A path as people see it in messages: relative to the project when inside it."""
@@ -66,3 +67,16 @@ class Project:
             return Path(path).resolve().relative_to(self.root.resolve()).as_posix()
         except ValueError:
             return str(path)
+
+
+def _json_object(path: Path) -> dict[str, Any]:
+    """A JSON file holding one object (empty when the file is absent)."""
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise SpecError(Problem(path.name, "", f"is not valid JSON: {exc}")) from None
+    if not isinstance(data, dict):
+        raise SpecError(Problem(path.name, "", f"must be a JSON object ({{\"key\": value, ...}}), not {describe(data)}"))
+    return data

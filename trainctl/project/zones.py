@@ -22,11 +22,11 @@ from trainctl.common.lookup import environment, project_of
 def lookup_zones(args: argparse.Namespace) -> int:
     project = project_of(args)
     env = environment(project, args.env)
+    cached = project.cached_lookups()  # a broken cache stops the command before anything is looked up
     ec2 = session(env, args.profile).client("ec2")
     answer = ec2.describe_availability_zones(Filters=[{"Name": "zone-type", "Values": ["availability-zone"]}])
     zones = sorted(z["ZoneName"] for z in answer["AvailabilityZones"] if z.get("State") == "available")
     path = project.cdk_context_json
-    cached = json.loads(path.read_text()) if path.is_file() else {}
     cached[env.context_lookup_key()] = zones
     write_text_atomically(path, json.dumps(dict(sorted(cached.items())), indent=2) + "\n")
     print(f"{env.context_lookup_key()}: {', '.join(zones)} (written to {path.name}; commit it)")

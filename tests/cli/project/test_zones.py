@@ -65,3 +65,17 @@ def test_a_lookup_stopped_while_writing_leaves_cdk_context_json_as_it_was(projec
         assert main(["--project-dir", str(project), "lookup-zones", "--env", "dev"]) == 130
     assert json.loads((project / "cdk.context.json").read_text()) == before
     assert sorted(os.listdir(project)) == ["cdk.context.json", "cdk.json"]
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("null", "cdk.context.json: must be a JSON object ({\"key\": value, ...}), not None (empty)\n"),
+    ("{cut", "cdk.context.json: is not valid JSON: Expecting property name enclosed in double quotes: line 1 column 2 "
+             "(char 1)\n"),
+])
+def test_a_broken_cache_stops_the_lookup_before_aws_is_asked(project: Path, capsys, text: str, message: str) -> None:
+    (project / "cdk.context.json").write_text(text)
+    with mock_aws():
+        assert main(["--project-dir", str(project), "lookup-zones", "--env", "dev"]) == 1
+    out, err = capsys.readouterr()
+    assert (out, err) == ("", message)
+    assert (project / "cdk.context.json").read_text() == text

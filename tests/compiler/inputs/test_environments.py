@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -243,6 +244,24 @@ def test_a_zone_the_account_does_not_have_is_refused():
     context = {ENVIRONMENTS["dev"].context_lookup_key(): ["us-east-1b", "us-east-1c"]}
     [problem] = zone_problems(context, {"dev": ENVIRONMENTS["dev"]})
     assert problem.field == "dev.availability_zone" and "us-east-1b, us-east-1c" in str(problem)
+
+
+@pytest.mark.parametrize("cached", [5, "us-east-1a", [], ["us-east-1a", 7], ["us-east-1a\x00"], ["US-EAST-1A"],
+                                    ["us-east-1a", "z" * 65]])
+def test_a_cached_lookup_not_as_the_lookup_writes_it_names_the_command_to_run(cached: object) -> None:
+    """Never read a zone list from a hand-edited cache: the messages would quote what it holds, control characters too."""
+    [problem] = zone_problems({ENVIRONMENTS["dev"].context_lookup_key(): cached}, {"dev": ENVIRONMENTS["dev"]})
+    assert str(problem) == ("cdk.context.json: availability-zones:account=111111111111:region=us-east-1: environment "
+                            "dev: is not a list of Availability Zone names, as the lookup writes it; run `trainctl "
+                            "lookup-zones --env dev` again with credentials for account 111111111111, then commit "
+                            "cdk.context.json")
+
+
+@pytest.mark.parametrize("zone", ["us-east-1a", "us-east-1-bos-1a", "z" * 64])
+def test_zone_names_as_aws_writes_them_are_read(zone: str) -> None:
+    context = {ENVIRONMENTS["dev"].context_lookup_key(): [zone]}
+    [problem] = zone_problems(context, {"dev": replace(ENVIRONMENTS["dev"], availability_zone="us-east-1f")})
+    assert problem.field == "dev.availability_zone" and f"({zone})" in str(problem)
 
 
 def test_the_shipped_zones_are_cached():
