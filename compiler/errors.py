@@ -1,7 +1,10 @@
-"""Errors that carry a message a person can act on: where, which field, and what to change."""
+"""Errors that carry a message a person can act on: where, which field, and what to change; and the one way text
+people or jobs wrote is printed (`printable`)."""
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from dataclasses import dataclass
 
 
@@ -14,9 +17,11 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
+        """As printed: it quotes what people wrote (another team's cdk.json too), so its controls are shown, not
+        obeyed (`printable`)."""
         where = f"{self.source}: " if self.source else ""
         field = f"{self.field}: " if self.field else ""
-        return f"{where}{field}{self.message}"
+        return printable(f"{where}{field}{self.message}")
 
 
 class SpecError(ValueError):
@@ -28,3 +33,38 @@ class SpecError(ValueError):
     def __init__(self, problems: list[Problem] | Problem):
         self.problems: list[Problem] = [problems] if isinstance(problems, Problem) else list(problems)
         super().__init__("\n".join(str(p) for p in self.problems))
+
+
+# ------------------------------------------------------------------------------------------ printing
+# Text people or jobs wrote, made safe to print on a terminal: its control characters shown, never obeyed.
+#
+# A problem quotes what a spec or cdk.json says (another team's pull request among them); a training job's log lines,
+# its FailureReason and what its state machine carries from them are written by the job's code, which may be another
+# team's or hostile. Printed as they are, an escape sequence in them could recolour, move the cursor, rewrite lines
+# already shown (a carriage return, ECMA-48's CSI and OSC sequences), set the window title or, on some terminals, do
+# worse (CWE-150; kubectl's CVE-2021-25743 and its fix, kubernetes/kubernetes#112553, which also escapes a carriage
+# return). So each is printed through `printable`: each character in Unicode's categories Cc (the C0 and C1 controls,
+# DEL: ESC and CSI start every escape sequence), Cf (format characters, the bidirectional overrides of "Trojan
+# Source", CVE-2021-42574, among them), Cs (a lone surrogate, which would fail the write) and Zl/Zp (line and paragraph
+# separators) is written as Python's repr writes it (\x1b, \r, \u202e), except newline and tab where `keep_layout`
+# (multi-line text stays readable). A backslash is left as is: the text may show a literal \x1b too, which is harmless.
+
+_ESCAPED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+# Every character that might need escaping: anything but printable ASCII (and newline and tab, checked below).
+_MAYBE = re.compile(r"[^\x20-\x7e]")
+
+
+def _escaped(ch: str, keep_layout: bool) -> str:
+    if keep_layout and ch in "\n\t":
+        return ch
+    if unicodedata.category(ch) in _ESCAPED_CATEGORIES:
+        return repr(ch)[1:-1]
+    return ch
+
+
+def printable(text: str, *, keep_layout: bool = True) -> str:
+    """`text` with every control, format and separator character escaped as repr writes it (newline and tab kept
+    with `keep_layout`); plain ASCII text comes back as it is."""
+    if not _MAYBE.search(text):
+        return text
+    return _MAYBE.sub(lambda m: _escaped(m.group(0), keep_layout), text)

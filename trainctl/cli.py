@@ -47,7 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(str(error), file=sys.stderr)
         return 2
     except SpecError as error:
-        print(str(error), file=sys.stderr)
+        print(str(error), file=sys.stderr)  # its problems show their controls, never obey them (Problem.__str__)
         return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from trainctl.common.terminal import printable
+from compiler.errors import printable
 
 PASS, FAIL, SKIP = "pass", "fail", "skip"
 

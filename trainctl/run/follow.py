@@ -15,7 +15,7 @@ the values SageMaker will record appended (`[metric train:loss=2.31]`).
 
 Standard output carries the log lines (pipe them, grep them); job status and the outcome go to standard error. Both
 carry text the job wrote (its lines, its FailureReason, a run's cause), which may hold terminal escape sequences: each
-is printed through `trainctl.common.terminal.printable` (controls shown, never obeyed), a line of several lines as
+is printed through `compiler.errors.printable` (controls shown, never obeyed), a line of several lines as
 several lines, each with its host.
 """
 
@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
+from compiler.errors import printable
 from compiler.facts import catalog
 from compiler.facts.summaries import RunSummary
 from compiler.inputs.environments import TRAINING_LOG_GROUP
@@ -37,7 +38,6 @@ from trainctl.common.aws import Clients, aws_errors
 from trainctl.common.errors import problem
 from trainctl.common.money import money
 from trainctl.common.target import Target
-from trainctl.common.terminal import printable
 from trainctl.run.durations import duration
 from trainctl.run.history import Launch, create_failure, history, launch_of
 from trainctl.run.resolve import RUNNING, describe

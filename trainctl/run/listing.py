@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from compiler.errors import printable
 from compiler.facts import catalog
 from compiler.facts.summaries import RunSummary
 from trainctl.common.aws import Clients, aws_errors
@@ -15,7 +16,6 @@ from trainctl.common.errors import problem
 from trainctl.common.lookup import project_of
 from trainctl.common.money import money
 from trainctl.common.target import Target, workload_target
-from trainctl.common.terminal import printable
 from trainctl.run.durations import duration, elapsed
 from trainctl.run.history import history, launches
 from trainctl.run.resolve import RUNNING, recent_executions

@@ -1,4 +1,5 @@
-"""Text a job wrote reaches the terminal with its controls shown, never obeyed (trainctl/common/terminal.py).
+"""Text a job wrote, and a problem that quotes a spec or cdk.json, reach the terminal with their controls shown, never
+obeyed (compiler/errors.py).
 
 The characters are literals from their sources: ECMA-48's C0 and C1 sets (ESC 0x1b and CSI 0x9b start its escape
 sequences, OSC 0x9d, BEL 0x07 ends an xterm OSC), Unicode's bidirectional controls (U+202A-U+202E, U+2066-U+2069; the
@@ -7,9 +8,14 @@ sequences, OSC 0x9d, BEL 0x07 ends an xterm OSC), Unicode's bidirectional contro
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
-from trainctl.common.terminal import printable
+from compiler.errors import Problem, printable
+from tests.project import project_copy
+from trainctl.cli import main
 from trainctl.common.verdicts import FAIL, Result, table
 from trainctl.run.listing import table as runs_table
 
@@ -53,3 +59,21 @@ def test_the_smoke_and_preflight_table_escapes_a_detail() -> None:
 def test_the_runs_table_escapes_each_cell_on_one_line() -> None:
     rendered = runs_table([["run-1", "FAILED (\x1b[31mx\nB)"]], ["NAME", "STATUS"])
     assert rendered.splitlines() == ["NAME   STATUS", "run-1  FAILED (\\x1b[31mx\\nB)"]
+
+
+def test_a_problem_shows_the_controls_of_what_it_quotes() -> None:
+    assert str(Problem("cdk.json", "st\x1b[2Jg", "quoted \x9b31m\nnext line")) == ("cdk.json: st\\x1b[2Jg: quoted "
+                                                                                  "\\x9b31m\nnext line")
+
+
+def test_validate_prints_a_planted_escape_sequence_escaped(tmp_path: Path, capsys) -> None:
+    """An environment named with ESC [2J (clear the screen) in another team's cdk.json."""
+    root = project_copy(tmp_path)
+    data = json.loads((root / "cdk.json").read_text())
+    environments = data["context"]["training-platform:environments"]
+    environments["st\x1b[2Jg"] = environments.pop("prod")
+    (root / "cdk.json").write_text(json.dumps(data))
+    assert main(["--project-dir", str(root), "validate"]) == 1
+    err = capsys.readouterr().err
+    assert "cdk.json: st\\x1b[2Jg: environment names are 1-16 lowercase letters" in err
+    assert "\x1b" not in err
