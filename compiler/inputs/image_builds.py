@@ -114,6 +114,7 @@ def _one(name: str, r: Reader, project: Project) -> ImageBuild | None:
         context = (project.root / context_text).resolve()
         found = (context / dockerfile).resolve()
         usable = context.is_relative_to(root) and found.is_relative_to(context) and found.is_file()
+        text = found.read_text(errors="replace") if usable else ""
     except OSError as exc:
         r.problem("build_context", f"{context_text}/{dockerfile} cannot be read ({exc.strerror})")
         return None
@@ -127,7 +128,7 @@ def _one(name: str, r: Reader, project: Project) -> ImageBuild | None:
         return None
     return ImageBuild(repository=name, build_context=context, dockerfile=dockerfile,
                       base_image=BaseImage(**fields, digest=digest),  # type: ignore[arg-type]
-                      names_program=names_a_program((context / dockerfile).read_text(errors="replace")),
+                      names_program=names_a_program(text),
                       excludes=tuple(excludes))
 
 

@@ -118,3 +118,21 @@ def test_folders_outside_the_project_are_refused(tmp_path):
     _tree(tmp_path / "outside", {"x.py": "1"})
     result = scan(tmp_path / "outside", tmp_path / "outside" / "x.py", (), tmp_path / "project")
     assert any("outside the project" in p for p in result.problems)
+
+
+def test_a_file_you_cannot_read_is_refused_by_the_scan_not_the_pack(tmp_path, monkeypatch):
+    """A file a container wrote as root (mode 0600) in the source folder: packing it at synth would fail, so the scan
+    validate runs refuses it. As root every file is readable, so there the OS's answer for this one file is stood in."""
+    _tree(tmp_path / "a", {"train.py": "1", "out/metrics.json": "{}"})
+    secret = tmp_path / "a" / "out" / "metrics.json"
+    secret.chmod(0)
+    if os.geteuid() == 0:
+        real = os.access
+        monkeypatch.setattr(os, "access", lambda path, mode, **kw: Path(path) != secret and real(path, mode, **kw))
+    try:
+        result = scan(tmp_path / "a", tmp_path / "a" / "train.py", (), tmp_path)
+    finally:
+        secret.chmod(0o644)
+    assert [e.arcname for e in result.entries] == ["train.py"]
+    assert result.problems == [f"{secret} cannot be read by you (its owner's permissions); make it readable (chown or "
+                               "chmod it) or remove it"]
