@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import shutil
 from pathlib import Path
+
+import pytest
 
 from compiler.inputs.environments import CONTEXT_KEY, Environment
 from compiler.inputs.project import Project
@@ -43,3 +46,13 @@ def add_reader(root: Path, workload: str, *datasets: str) -> None:
         for name in datasets:
             env["datasets"][name]["readers"].append(workload)
     path.write_text(json.dumps(config, indent=2))
+
+
+def cannot_read(monkeypatch: pytest.MonkeyPatch, path: Path) -> None:
+    """Make `path` unreadable to this process, as a file a container wrote as root is to its user: mode 0 and, as root
+    (whom permissions do not bind), the OS's answer for this one file stood in. Give it mode 0o644 back before
+    `tmp_path` is cleaned up."""
+    path.chmod(0)
+    if os.geteuid() == 0:
+        real = os.access
+        monkeypatch.setattr(os, "access", lambda p, mode, **kw: Path(p) != path and real(p, mode, **kw))

@@ -18,7 +18,7 @@ from compiler.inputs.image_builds import names_a_program
 from compiler.inputs.project import Project
 from compiler.pipeline import project_images
 from compiler.spec import load_workloads
-from tests.project import project_copy
+from tests.project import cannot_read, project_copy
 
 FINETUNE = "workloads/gpt-finetune-single.yaml"
 
@@ -68,3 +68,23 @@ def test_a_job_without_code_runs_what_its_image_names(tmp_path: Path) -> None:
     dockerfile = root / "training" / "Dockerfile"
     dockerfile.write_text(dockerfile.read_text() + "ENV SAGEMAKER_PROGRAM=train.py SAGEMAKER_SUBMIT_DIRECTORY=/opt/training\n")
     _load(root)
+
+
+def test_a_context_file_you_cannot_read_is_refused_before_the_cdk_reads_it(tmp_path: Path, monkeypatch) -> None:
+    """The CDK fingerprints every file of a build context at synth (and fails on one it cannot open)."""
+    import subprocess
+
+    from compiler.inputs.image_builds import context_excludes
+
+    context = tmp_path / "training"  # a folder of the repository, as the shipped context is
+    context.mkdir()
+    for name in ("Dockerfile", "app.py", "scratch.log"):
+        (context / name).write_text("x\n")
+    subprocess.run(["git", "-C", str(tmp_path), "init", "-q"], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "add", "training/Dockerfile", "training/app.py"], check=True)
+    cannot_read(monkeypatch, context / "scratch.log")  # untracked: excluded, never read
+    assert context_excludes(context, "Dockerfile") == (["scratch.log"], None)
+    cannot_read(monkeypatch, context / "app.py")
+    refused = (f"{context / 'app.py'} cannot be read by you (its owner's permissions), and the CDK reads every file of "
+               "the build context at synth; make it readable (chown or chmod it) or remove it")
+    assert context_excludes(context, "Dockerfile") == ([], refused)

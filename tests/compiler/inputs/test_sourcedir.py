@@ -10,6 +10,7 @@ from pathlib import Path
 
 from compiler.inputs.sourcedir import pack_to, scan
 from platform_constructs.source_bundle import write_bundle
+from tests.project import cannot_read
 
 
 def pack(source_dir: Path) -> bytes:
@@ -125,10 +126,7 @@ def test_a_file_you_cannot_read_is_refused_by_the_scan_not_the_pack(tmp_path, mo
     validate runs refuses it. As root every file is readable, so there the OS's answer for this one file is stood in."""
     _tree(tmp_path / "a", {"train.py": "1", "out/metrics.json": "{}"})
     secret = tmp_path / "a" / "out" / "metrics.json"
-    secret.chmod(0)
-    if os.geteuid() == 0:
-        real = os.access
-        monkeypatch.setattr(os, "access", lambda path, mode, **kw: Path(path) != secret and real(path, mode, **kw))
+    cannot_read(monkeypatch, secret)
     try:
         result = scan(tmp_path / "a", tmp_path / "a" / "train.py", (), tmp_path)
     finally:
