@@ -1,4 +1,4 @@
-"""Strict YAML for workload specs: what a reader sees is what the compiler gets.
+"""Strict YAML for workload specs (and acknowledged-changes.yaml): what a reader sees is what the compiler gets.
 
 PyYAML's safe loader reads YAML 1.1, where `NO` is false, `010` is 8 and `1:00:00` is 3600; it keeps the last
 of two equal keys without a word; it expands aliases (a few lines can expand to gigabytes) and accepts tags such
@@ -53,17 +53,17 @@ class _StrictLoader(yaml.SafeLoader):
         event = self.peek_event()
         line = event.start_mark.line + 1 if event.start_mark is not None else 0
         if isinstance(event, yaml.AliasEvent):
-            raise SpecYamlError(f"line {line}: aliases (*{event.anchor}) are not allowed in workload specs; write the "
+            raise SpecYamlError(f"line {line}: aliases (*{event.anchor}) are not allowed; write the "
                                 "value out")
         anchor = getattr(event, "anchor", None)
         if anchor is not None:
-            raise SpecYamlError(f"line {line}: anchors (&{anchor}) are not allowed in workload specs; write each value "
+            raise SpecYamlError(f"line {line}: anchors (&{anchor}) are not allowed; write each value "
                                 "out")
         tag = getattr(event, "tag", None)
         implicit = getattr(event, "implicit", True)
         explicit = tag is not None and tag != "!" and not (implicit is True or (isinstance(implicit, tuple) and any(implicit)))
         if explicit:
-            raise SpecYamlError(f"line {line}: the tag {tag} is not allowed in workload specs; write plain values "
+            raise SpecYamlError(f"line {line}: the tag {tag} is not allowed; write plain values "
                                 "(quote text that should stay text)")
         if self._depth_exceeded():
             raise SpecYamlError(f"line {line}: nested more than {MAX_DEPTH} levels deep")
@@ -78,7 +78,7 @@ class _StrictLoader(yaml.SafeLoader):
         seen: dict[str, Node] = {}
         for key_node, _ in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":
-                raise SpecYamlError(f"{_where(key_node)}: merge keys (<<) are not allowed in workload specs")
+                raise SpecYamlError(f"{_where(key_node)}: merge keys (<<) are not allowed")
             if not isinstance(key_node, ScalarNode):
                 kind = "a list" if isinstance(key_node, SequenceNode) else "a mapping"
                 raise SpecYamlError(f"{_where(key_node)}: keys must be text, not {kind}; write a name before the ':'")

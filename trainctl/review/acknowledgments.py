@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from compiler.inputs.spec_yaml import SpecYamlError, load_spec_text
 from trainctl.review.errors import ReviewError
 from trainctl.review.findings import BlockedExport, Loss, Unretained
 from trainctl.review.names import NameClash
@@ -21,11 +20,14 @@ def load_acknowledgments(project: Path) -> list[dict[str, Any]]:
     path = project / ACKNOWLEDGMENTS
     if not path.is_file():
         return []
-    entries = yaml.safe_load(path.read_text()) or []
+    try:  # read as strictly as a spec: it is reviewed as one
+        entries = load_spec_text(path.read_text(encoding="utf-8")) or []
+    except (SpecYamlError, UnicodeDecodeError) as error:
+        raise ReviewError(f"{ACKNOWLEDGMENTS}: {error}") from None
     if not isinstance(entries, list):
         raise ReviewError(f"{ACKNOWLEDGMENTS} must be a list of acknowledgments")
     for entry in entries:
-        missing = {"environment", "stack", "resource", "change", "reason"} - set(entry or {})
+        missing = {"environment", "stack", "resource", "change", "reason"} - set(entry if isinstance(entry, dict) else {})
         if missing or not str(entry.get("reason", "")).strip() or entry.get("change") not in CHANGES:
             raise ReviewError(f"{ACKNOWLEDGMENTS}: each entry needs environment, stack, resource, change (replace, "
                               f"delete, export for an export in use, name for a name still taken, retention for data no longer "

@@ -144,6 +144,22 @@ def test_an_acknowledgment_of_a_name_is_accepted_and_an_unknown_change_refused(t
         load_acknowledgments(tmp_path)
 
 
+@pytest.mark.parametrize(("text", "starts"), [
+    ("- [environment, stack, resource, change, reason]\n", "acknowledged-changes.yaml: each entry needs environment"),
+    ("- 5\n", "acknowledged-changes.yaml: each entry needs environment"),
+    ("- {environment: dev\n", "acknowledged-changes.yaml: is not valid YAML: "),
+    ("- {environment: dev, stack: S, resource: M, change: name, reason: r, environment: prod}\n",
+     "acknowledged-changes.yaml: line 1, column 70: key 'environment' appears twice in the same mapping"),
+    ("- &a {environment: dev}\n", "acknowledged-changes.yaml: line 1: anchors (&a) are not allowed"),
+])
+def test_an_acknowledgments_file_read_as_strictly_as_a_spec(tmp_path: Path, text: str, starts: str) -> None:
+    """Not a traceback for an entry that is no mapping, not the last of two equal keys taken in silence."""
+    (tmp_path / "acknowledged-changes.yaml").write_text(text)
+    with pytest.raises(ReviewError) as info:
+        load_acknowledgments(tmp_path)
+    assert str(info.value).startswith(starts), str(info.value)
+
+
 def _group(description: str) -> dict[str, Any]:
     return {"Type": "AWS::EC2::SecurityGroup", "Properties": {"GroupDescription": description, "VpcId": "vpc-1"}}
 
