@@ -19,16 +19,24 @@ from trainctl.common.errors import problem
 from trainctl.common.target import Target
 
 
-def session(env: Environment, profile: str | None = None) -> Any:
-    """A boto3 session in the environment's region, refusing credentials of another account."""
+def profile_session(profile: str | None, region: str) -> Any:
+    """A boto3 session of the named profile (default: the usual credential chain) in `region`; a profile this machine
+    does not have is one message, not botocore's ProfileNotFound."""
     import boto3
-    from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, ProfileNotFound
+    from botocore.exceptions import ProfileNotFound
 
     try:
-        boto = boto3.Session(profile_name=profile, region_name=env.region)
+        return boto3.Session(profile_name=profile, region_name=region)
     except ProfileNotFound:
         raise SpecError(Problem("", "profile", f"no AWS profile named {profile!r} in this machine's AWS config; "
                                 "name one that `aws configure list-profiles` shows")) from None
+
+
+def session(env: Environment, profile: str | None = None) -> Any:
+    """A boto3 session in the environment's region, refusing credentials of another account."""
+    from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
+
+    boto = profile_session(profile, env.region)
     try:
         account = boto.client("sts").get_caller_identity()["Account"]
     except NoCredentialsError:

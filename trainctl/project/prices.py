@@ -33,6 +33,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from compiler.errors import Problem, SpecError
 from compiler.facts import catalog
 from compiler.inputs.files import write_text_atomically
+from trainctl.common.aws import profile_session
 from trainctl.common.lookup import project_of
 
 SERVICE_CODE = "AmazonSageMaker"
@@ -150,9 +151,7 @@ def regions_of(args: argparse.Namespace) -> list[str]:
 def write_prices(args: argparse.Namespace, client: Any | None = None, today: str | None = None) -> int:
     project = project_of(args)
     if client is None:
-        import boto3
-
-        client = boto3.Session(profile_name=args.profile).client("pricing", region_name=args.api_region)
+        client = profile_session(args.profile, args.api_region).client("pricing")
     today = today or datetime.now(UTC).date().isoformat()
     status = 0
     for region in regions_of(args):

@@ -155,3 +155,14 @@ def _project(tmp_path: Path) -> Path:
 
 def _args(root: Path, regions: list[str]) -> argparse.Namespace:
     return argparse.Namespace(project_dir=str(root), region=regions, profile=None, api_region="us-east-1")
+
+
+def test_an_unknown_profile_is_a_message(tmp_path: Path, monkeypatch, capsys) -> None:
+    """It was botocore's ProfileNotFound, a traceback; every command with --profile answers it alike."""
+    from trainctl.cli import main
+
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "credentials"))
+    assert main(["--project-dir", str(ROOT), "prices", "--region", "us-east-1", "--profile", "nope"]) == 1
+    assert capsys.readouterr() == ("", "profile: no AWS profile named 'nope' in this machine's AWS config; name one "
+                                       "that `aws configure list-profiles` shows\n")
