@@ -21,6 +21,9 @@ from trainctl.review.template_diff import template_diffs
 def review(args: argparse.Namespace) -> int:
     project = project_of(args)
     root = project.root
+    if args.comment is not None and not args.comment.resolve().parent.is_dir():  # known before minutes of synthesis
+        print(f"review stopped: --comment {args.comment}: its folder does not exist", file=sys.stderr)
+        return 2
     try:
         base_ref = args.base or default_base(root)
         entries = load_acknowledgments(root)
@@ -42,7 +45,11 @@ def review(args: argparse.Namespace) -> int:
     if args.comment is not None:
         elsewhere = (f"the full report is [the job summary]({args.full_report_url})" if args.full_report_url else
                      "the full report is `trainctl review`'s output (the job summary, in CI)")
-        Path(args.comment).write_text(report.fit(COMMENT_BUDGET, elsewhere + "."))
+        try:
+            Path(args.comment).write_text(report.fit(COMMENT_BUDGET, elsewhere + "."))
+        except OSError as error:
+            print(f"review stopped: --comment {args.comment}: cannot be written ({error.strerror})", file=sys.stderr)
+            return 2
     return report.status
 
 

@@ -207,3 +207,12 @@ def test_data_no_longer_retained_fails_until_acknowledged() -> None:
     report, code = _review(base, head, entries)
     assert code == 0 and "- acknowledged: prod/Storage `Data` no longer retained: prod is being retired" in report
     assert _review(head, base)[1] == 0  # starting to retain is always fine
+
+
+def test_a_comment_file_in_a_folder_that_does_not_exist_stops_the_review_before_any_synthesis(tmp_path: Path,
+                                                                                             capsys) -> None:
+    from trainctl.cli import main
+
+    comment = tmp_path / "missing" / "comment.md"
+    assert main(["--project-dir", str(ROOT), "review", "--base", "no-such-ref", "--comment", str(comment)]) == 2
+    assert capsys.readouterr() == ("", f"review stopped: --comment {comment}: its folder does not exist\n")
