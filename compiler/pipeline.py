@@ -30,7 +30,6 @@ from compiler.compilation.stack_layout import (
 from compiler.errors import Problem, SpecError
 from compiler.facts import placeholders as ph
 from compiler.inputs import sourcedir
-from compiler.inputs.dns_firewall import DnsFirewallSettings
 from compiler.inputs.environments import Environment
 from compiler.inputs.image_builds import ImageBuild, image_builds
 from compiler.inputs.model import Code, Workload
@@ -110,16 +109,6 @@ class EnvironmentPlan:
     workloads: list[CompiledWorkload]  # by name
     shards: list[Shard]  # by index; only shards that hold a workload
     pulled_repositories: tuple[str, ...]  # ECR repositories of other accounts the jobs pull their images from
-
-    @property
-    def dns_firewall(self) -> DnsFirewallSettings:
-        return self.environment.dns_firewall
-
-    @property
-    def bundles(self) -> list[Bundle]:
-        """The distinct code bundles of the environment's workloads, in their order."""
-        found = {c.code.index: c.code for c in self.workloads if c.code is not None}
-        return [found[i] for i in sorted(found)]
 
 
 @dataclass
