@@ -10,9 +10,12 @@ invalid input, while `check()` names the limit.
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, note, settings
+from hypothesis import strategies as st
 
 from compiler import state_machine as sm
 from tests.compiler.state_machine import sagemaker_sync as sage
@@ -269,3 +272,28 @@ def test_a_run_grown_to_two_nodes_in_production_encrypts_its_traffic(aws, make) 
     [request] = run.fake.calls
     assert request["ResourceConfig"]["InstanceCount"] == 2
     assert request.get("EnableInterContainerTrafficEncryption") is True
+
+
+# Beside the cases above, random inputs built from the hostile spec's own names and every JSON type: the two
+# implementations must agree on each (Hypothesis shrinks a disagreement to its smallest input).
+_NAMES = st.sampled_from(["epochs", "lr", "name", "flag", "layers", "opts", "extra", "warmup-steps", "opt.beta", "0th",
+                          "data/path", "big", "nope", "EPOCHS", "sagemaker_program", "", "epochs]"])
+_NUMBERS = st.integers(-(2**70), 2**70) | st.floats(allow_nan=False, allow_infinity=False) | st.sampled_from(
+    [0, 1, 4, 5, 7200, 7201, 2.0, 1e3])
+_VALUES = st.recursive(st.none() | st.booleans() | _NUMBERS | st.text(max_size=8),
+                       lambda inner: st.lists(inner, max_size=2) | st.dictionaries(st.text(max_size=4), inner, max_size=2),
+                       max_leaves=4)
+_INPUTS = st.fixed_dictionaries({}, optional={
+    "hyperparameters": st.dictionaries(_NAMES, _VALUES, max_size=3) | _VALUES,
+    "instance_count": _VALUES, "max_run": _VALUES, "unknown": _VALUES,
+}) | _VALUES
+
+
+@settings(max_examples=int(os.environ.get("OVERRIDE_PROPERTY_EXAMPLES", "30")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(given_input=_INPUTS)
+def test_random_input_check_and_state_machine_agree(hostile: Deployed, given_input: Any) -> None:
+    payload = json.dumps(given_input)
+    note(payload)
+    problems, run = outcome(hostile, payload)
+    assert_same_verdict(hostile, payload, problems, run)
