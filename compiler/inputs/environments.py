@@ -10,15 +10,12 @@ given by the caller (see `compiler.inputs.project`); nothing here knows where th
 from __future__ import annotations
 
 import ipaddress
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 from compiler.errors import Problem, SpecError
-from compiler.inputs.dns_firewall import CONTEXT_KEY as FIREWALL_KEY
 from compiler.inputs.dns_firewall import DnsFirewallSettings, read_dns_firewall, unknown_environments
 from compiler.inputs.grants import Dataset, read_datasets, read_key_grants, read_secret_grants
 from compiler.inputs.reader import Findings, Reader
@@ -372,18 +369,6 @@ def _one_environment_per_account_and_region(envs: Mapping[str, Environment], fin
                              f"{TRAINING_LOG_GROUP}) carry the workload's base_job_name but not the environment, so the "
                              f"roles of each, scoped by those names, would reach the other's jobs; give {env.name} its "
                              "own account or region")
-
-
-def read_environments(cdk_json: Path) -> dict[str, Environment]:
-    """Read and check every environment declared in a cdk.json file."""
-    try:
-        data = json.loads(Path(cdk_json).read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise SpecError(Problem(Path(cdk_json).name, "", f"cannot be read as JSON: {exc}")) from None
-    context = data.get("context", {}) if isinstance(data, Mapping) else {}
-    context = context if isinstance(context, Mapping) else {}
-    return parse_environments(context.get(CONTEXT_KEY), source=Path(cdk_json).name,
-                              firewall=context.get(FIREWALL_KEY))
 
 
 def cached_zones(context: Mapping[str, Any], env: Environment) -> list[str] | None:

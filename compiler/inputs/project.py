@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from compiler.errors import Problem, SpecError
-from compiler.inputs.environments import Environment, read_environments
+from compiler.inputs.dns_firewall import CONTEXT_KEY as FIREWALL_KEY
+from compiler.inputs.environments import CONTEXT_KEY, Environment, parse_environments
 from compiler.inputs.reader import describe
 
 
@@ -46,16 +47,22 @@ class Project:
                                 "(run the command from the repository, or pass --project-dir)"))
 
     def environments(self) -> dict[str, Environment]:
-        return read_environments(self.cdk_json)
+        """Every environment cdk.json declares, checked."""
+        settings = self.settings()
+        return parse_environments(settings.get(CONTEXT_KEY), source=self.cdk_json.name,
+                                  firewall=settings.get(FIREWALL_KEY))
 
-    def context(self) -> dict[str, Any]:
-        """cdk.json's context plus the cached lookups of cdk.context.json, as the CDK CLI passes them to the app."""
-        cdk_json = _json_object(self.cdk_json)
-        settings = cdk_json.get("context", {})
+    def settings(self) -> dict[str, Any]:
+        """cdk.json's context: the project's settings (the one reader of cdk.json)."""
+        settings = _json_object(self.cdk_json).get("context", {})
         if not isinstance(settings, dict):
             raise SpecError(Problem(self.cdk_json.name, "context", f"must be a JSON object of settings, not "
                                     f"{describe(settings)}"))
-        return {**settings, **self.cached_lookups()}
+        return settings
+
+    def context(self) -> dict[str, Any]:
+        """cdk.json's context plus the cached lookups of cdk.context.json, as the CDK CLI passes them to the app."""
+        return {**self.settings(), **self.cached_lookups()}
 
     def cached_lookups(self) -> dict[str, Any]:
         """cdk.context.json: the lookups the CDK (and `trainctl lookup-zones`) cached, empty when there is none."""
