@@ -64,10 +64,9 @@ def context_excludes(context: Path, dockerfile: str) -> tuple[list[str], str | N
     ships), so the image is built from tracked files only; and why that cannot be, or None: an untracked Dockerfile
     (the CDK always keeps it), or a name the pattern syntax cannot exclude exactly."""
     tracked = tracked_files(context)
-    unreadable = _unreadable(context, tracked)
-    if unreadable is not None:
-        return [], (f"{unreadable} cannot be read by you (its owner's permissions), and the CDK reads every file of the "
-                    "build context at synth; make it readable (chown or chmod it) or remove it")
+    refusal = _unreadable(context, tracked)
+    if refusal is not None:
+        return [], refusal
     if tracked is None:
         return [], None
     if Path(dockerfile).as_posix() not in tracked:
@@ -80,14 +79,16 @@ def context_excludes(context: Path, dockerfile: str) -> tuple[list[str], str | N
     return [pattern for pattern in patterns.values() if pattern is not None], None
 
 
-def _unreadable(context: Path, tracked: frozenset[str] | None) -> Path | None:
-    """The first file of the build context the CDK would read (a tracked one; any without git) that you cannot read:
-    often one a container wrote as root."""
+def _unreadable(context: Path, tracked: frozenset[str] | None) -> str | None:
+    """The refusal of the first file of the build context the CDK would read (a tracked one; any without git) that you
+    cannot read, or None."""
     if tracked is not None:
         files = (context / name for name in sorted(tracked))
     else:
         files = (Path(root) / name for root, _, names in os.walk(context) for name in sorted(names))
-    return next((path for path in files if path.is_file() and not os.access(path, os.R_OK)), None)
+    refusals = (paths.unreadable(path, ", and the CDK reads every file of the build context at synth")
+                for path in files if path.is_file())
+    return next((refusal for refusal in refusals if refusal is not None), None)
 
 
 # An instruction that names the program a container runs: an ENTRYPOINT of its own, or the training toolkit's

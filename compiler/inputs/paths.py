@@ -1,4 +1,5 @@
-"""What a path written in a spec, in cdk.json or on a command line must be before the file system is asked about it.
+"""What a path written in a spec, in cdk.json or on a command line must be before the file system is asked about it,
+and the one refusal of a file the user cannot read.
 
 Some texts are not paths at all to the operating system: a NUL byte ends a C string, a name longer than the file
 system allows is refused with ENAMETOOLONG, a lone UTF-16 surrogate has no UTF-8 bytes. Python raises for each
@@ -8,7 +9,8 @@ the text here first and report one problem that names the field, like any other 
 
 from __future__ import annotations
 
-from pathlib import PurePosixPath
+import os
+from pathlib import Path, PurePosixPath
 
 MAX_PATH_BYTES = 1024  # the whole path as written: macOS's PATH_MAX, and far beyond any folder of a repository
 MAX_NAME_BYTES = 255  # one name in the path: the limit of ext4, XFS, APFS and most other file systems
@@ -29,3 +31,12 @@ def unusable(text: str) -> str | None:
             return (f"is not a usable path: the name {name[:24]}... is {len(name.encode('utf-8'))} bytes long; a file "
                     f"system allows at most {MAX_NAME_BYTES}")
     return None
+
+
+def unreadable(path: Path, reader: str = "") -> str | None:
+    """Why a file this user cannot read stops validate (None: it can be read): synth would fail reading it, and it is
+    often one a container wrote as root. `reader` says who reads it, when that is not plain."""
+    if os.access(path, os.R_OK):
+        return None
+    return (f"{path} cannot be read by you (its owner's permissions){reader}; make it readable (chown or chmod it) or "
+            "remove it")

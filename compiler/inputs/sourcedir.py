@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
+from compiler.inputs.paths import unreadable
 from compiler.inputs.tracked import tracked_files
 
 EXCLUDED_DIRS = frozenset({"__pycache__", ".git", ".pytest_cache", ".ruff_cache", ".ipynb_checkpoints", ".mypy_cache",
@@ -120,9 +121,8 @@ def _entry(path: Path, arcname: str, scan: Scan) -> Entry | None:
     if not stat.S_ISREG(info.st_mode):
         scan.problems.append(f"{path} is not a regular file (a device, socket or pipe); remove it")
         return None
-    if not os.access(path, os.R_OK):  # synth would fail packing it: often a file a container wrote as root
-        scan.problems.append(f"{path} cannot be read by you (its owner's permissions); make it readable (chown or "
-                             "chmod it) or remove it")
+    if (refusal := unreadable(path)) is not None:  # synth would fail packing it
+        scan.problems.append(refusal)
         return None
     return Entry(path=path, arcname=arcname, size=info.st_size, executable=bool(info.st_mode & stat.S_IXUSR))
 
