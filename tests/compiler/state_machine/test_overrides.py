@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from compiler import state_machine as sm
 from tests.compiler.state_machine import sagemaker_sync as sage
 from tests.compiler.state_machine.harness import Deployed, Run, check_requests, type_requests
+from tests.compiler.test_properties import JSON_SCALARS
 from tests.project import ENVIRONMENTS
 
 HOSTILE = "sm-hostile"
@@ -278,9 +279,8 @@ def test_a_run_grown_to_two_nodes_in_production_encrypts_its_traffic(aws, make) 
 # implementations must agree on each (Hypothesis shrinks a disagreement to its smallest input).
 _NAMES = st.sampled_from(["epochs", "lr", "name", "flag", "layers", "opts", "extra", "warmup-steps", "opt.beta", "0th",
                           "data/path", "big", "nope", "EPOCHS", "sagemaker_program", "", "epochs]"])
-_NUMBERS = st.integers(-(2**70), 2**70) | st.floats(allow_nan=False, allow_infinity=False) | st.sampled_from(
-    [0, 1, 4, 5, 7200, 7201, 2.0, 1e3])
-_VALUES = st.recursive(st.none() | st.booleans() | _NUMBERS | st.text(max_size=8),
+# The spec property's JSON values, with numbers beyond a double and at this spec's limits (count 4, max_run 7200).
+_VALUES = st.recursive(JSON_SCALARS | st.integers(-(2**70), 2**70) | st.sampled_from([0, 1, 4, 5, 7200, 7201, 2.0, 1e3]),
                        lambda inner: st.lists(inner, max_size=2) | st.dictionaries(st.text(max_size=4), inner, max_size=2),
                        max_leaves=4)
 _INPUTS = st.fixed_dictionaries({}, optional={
