@@ -26,6 +26,7 @@ from compiler.compilation.stack_layout import (
     shard_of,
     shard_stack_name,
     shard_template_bytes,
+    workload_template_bytes,
 )
 from compiler.errors import Problem, SpecError
 from compiler.facts import placeholders as ph
@@ -70,7 +71,7 @@ class CompiledWorkload:
     image: str  # the TrainingImage (a placeholder for an image this project builds)
     code: Bundle | None  # the code's bundle, or None for an image-only job
     summary: dict[str, Any]  # what the state machine's template metadata says of it (compiler/compilation/describe.py)
-    layout_bytes: int = 0  # what else it adds to its shard's template (its schedule)
+    template_bytes: int = 0  # what it adds to its shard's template (stack_layout.workload_template_bytes)
     schedule: dict[str, Any] | None = None  # its schedule's facts where it is scheduled in the environment (review)
     warnings: tuple[str, ...] = ()  # what the compiled rules warn of (the code bundle, its requirements)
 
@@ -94,7 +95,7 @@ class Shard:
 
     index: int
     workloads: tuple[CompiledWorkload, ...]  # by name
-    template_bytes: int  # stack_layout.shard_template_bytes of its definitions and schedules, as the size rule estimates
+    template_bytes: int  # stack_layout.shard_template_bytes of what its workloads add, as the size rule estimates
 
     @property
     def stack_name(self) -> str:
@@ -174,7 +175,8 @@ def compile_workload(workload: Workload, env: Environment, images: Collection[st
     compiled = CompiledWorkload(workload=workload, environment=env, machine=machine, definition=definition,
                                 deploy_time_names=frozenset(sm.deploy_time_names(definition)), image=image, code=code,
                                 summary=workload_summary(workload, env, training_image=image),
-                                layout_bytes=schedules.layout_bytes([workload], env.name).get(workload.name, 0),
+                                template_bytes=workload_template_bytes(
+                                    definition, schedules.layout_bytes([workload], env.name).get(workload.name, 0)),
                                 schedule=_schedule_facts(workload, env))
     findings = Findings(workload.source)
     rules.check_compiled(_view(compiled, images, bundles.root), findings)
@@ -194,18 +196,17 @@ def _view(compiled: CompiledWorkload, images: Collection[str], root: Path) -> Co
         workload=compiled.workload, environment=compiled.environment, request=compiled.request,
         definition=compiled.definition, deploy_time_names=compiled.deploy_time_names,
         provided_names=provided_names(compiled.environment, images, compiled.code is not None), bundle=compiled.bundle,
-        project_root=root, layout_bytes=compiled.layout_bytes, cost_checks=len(compiled.machine.policy.budgets),
+        project_root=root, template_bytes=compiled.template_bytes, cost_checks=len(compiled.machine.policy.budgets),
         image_builds=images if isinstance(images, Mapping) else {})
 
 
 def shards(env: Environment, workloads: list[CompiledWorkload]) -> list[Shard]:
-    """The environment's workloads in their stable shards, each with the template size the layout check uses."""
+    """The environment's workloads in their stable shards, each with the template size the layout rule checks."""
     groups: dict[int, list[CompiledWorkload]] = {}
     for compiled in workloads:
         groups.setdefault(shard_of(compiled.name, env.workload_shards), []).append(compiled)
     return [Shard(index=index, workloads=tuple(sorted(groups[index], key=lambda c: c.name)),
-                  template_bytes=shard_template_bytes(c.definition for c in groups[index])
-                  + sum(c.layout_bytes for c in groups[index]))
+                  template_bytes=shard_template_bytes(c.template_bytes for c in groups[index]))
             for index in sorted(groups)]
 
 
@@ -239,12 +240,14 @@ def compile_project(project: Project, *, directory: Path | None = None, only: It
     for env in (e for e in envs.values() if e.name in wanted):
         results = [compile_workload(w, env, images, bundles) for w in loaded.workloads(env.name)]
         workloads = sorted((result for result, _ in results), key=lambda c: c.name)
-        compiled.plans[env.name] = EnvironmentPlan(
+        laid_out = compiled.plans[env.name] = EnvironmentPlan(
             environment=env, workloads=workloads, shards=shards(env, workloads),
             pulled_repositories=tuple(pulled_repositories(c.image for c in workloads)))
         problems += [p for _, found in results for p in found]
         plan = Findings("")
-        rules.check_plan(PlanView(env, tuple(_view(c, images, project.root) for c in workloads)), plan)
+        rules.check_plan(PlanView(env, tuple(_view(c, images, project.root) for c in workloads),
+                                  shards={s.index: tuple(c.template_bytes for c in s.workloads)
+                                          for s in laid_out.shards}), plan)
         problems += plan.problems
         loaded.warnings.extend(str(w) for w in plan.warnings)
     loaded.warnings.extend(_compiled_warnings(compiled.plans))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from compiler.errors import Problem
 from compiler.inputs.environments import Environment
@@ -41,10 +41,16 @@ def shard_stack_name(index: int) -> str:
     return f"{SHARD_STACK_PREFIX}{index:02d}"
 
 
-def shard_template_bytes(definitions: Iterable[str]) -> int:
-    """A safe estimate of a shard's template size from its workloads' definitions (each goes in as a JSON string)."""
-    return PER_SHARD_BYTES + sum(len(json.dumps(text)) + PER_WORKLOAD_OVERHEAD_BYTES
-                                 + (FSX_READER_BYTES if FSX_CHANNEL in text else 0) for text in definitions)
+def workload_template_bytes(definition: str, extra: int = 0) -> int:
+    """A safe estimate of what one workload adds to its shard's template: its definition (a JSON string there), the
+    resources beside it, and `extra` (what else it brings: its schedule, compiler/compilation/schedules.py)."""
+    return (len(json.dumps(definition)) + PER_WORKLOAD_OVERHEAD_BYTES
+            + (FSX_READER_BYTES if FSX_CHANNEL in definition else 0) + extra)
+
+
+def shard_template_bytes(workloads: Iterable[int]) -> int:
+    """A shard's template size from what each of its workloads adds (`workload_template_bytes`)."""
+    return PER_SHARD_BYTES + sum(workloads)
 
 
 def shard_problem(env: Environment, index: int, workloads: int, template_bytes: int) -> Problem | None:
@@ -57,10 +63,11 @@ def shard_problem(env: Environment, index: int, workloads: int, template_bytes: 
         "(a change moves workloads between stacks: see docs/infrastructure-changes.md)"))
 
 
-def too_large_alone(definition: str, extra: int = 0) -> int | None:
-    """The template bytes of a shard holding only this workload, when that alone is too large: no workload_shards
-    setting can help then (the workload's own problem, `alone_problem`); None when it fits."""
-    alone = shard_template_bytes([definition]) + extra
+def too_large_alone(workload_bytes: int) -> int | None:
+    """The template bytes of a shard holding only this workload (`workload_template_bytes`), when that alone is too
+    large: no workload_shards setting can help then (the workload's own problem, `alone_problem`); None when it
+    fits."""
+    alone = shard_template_bytes([workload_bytes])
     return alone if alone > MAX_TEMPLATE_BYTES else None
 
 
@@ -74,18 +81,14 @@ def alone_problem(source: str, env: Environment, template_bytes: int, counts: in
         f"{MAX_TEMPLATE_BYTES:,} of CloudFormation's 1 MB), so no workload_shards setting can hold it; {cause}"))
 
 
-def layout_problems(env: Environment, definitions: dict[str, str], extra: Mapping[str, int] | None = None) -> list[Problem]:
-    """Every shard of one environment that would be too large, given each workload's state-machine definition and
-    the bytes of what else it adds (`extra`: its schedule, compiler/compilation/schedules.py). A workload too large
-    alone is left out: it is refused by itself (`alone_problem`)."""
-    shards: dict[int, list[str]] = {}
-    added: dict[int, int] = {}
-    for name, definition in definitions.items():
-        if too_large_alone(definition, (extra or {}).get(name, 0)) is not None:
-            continue
-        index = shard_of(name, env.workload_shards)
-        shards.setdefault(index, []).append(definition)
-        added[index] = added.get(index, 0) + (extra or {}).get(name, 0)
-    found = (shard_problem(env, index, len(texts), shard_template_bytes(texts) + added[index])
-             for index, texts in sorted(shards.items()))
-    return [problem for problem in found if problem is not None]
+def layout_problems(env: Environment, shards: Mapping[int, Sequence[int]]) -> list[Problem]:
+    """Every shard of one environment that would be too large, given what each of its workloads adds (by shard
+    index, as the plan groups them). A workload too large alone is left out: it is refused by itself
+    (`alone_problem`)."""
+    problems = []
+    for index, sizes in sorted(shards.items()):
+        fitting = [size for size in sizes if too_large_alone(size) is None]
+        problem = shard_problem(env, index, len(fitting), shard_template_bytes(fitting))
+        if problem is not None:
+            problems.append(problem)
+    return problems

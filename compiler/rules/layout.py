@@ -14,12 +14,11 @@ from compiler.rules.views import CompiledView, PlanView
 
 @compiled_rule
 def the_workload_fits_a_stack_alone(view: CompiledView, f: Findings) -> None:
-    alone = too_large_alone(view.definition, view.layout_bytes)
+    alone = too_large_alone(view.template_bytes)
     if alone is not None:
         f.problems.append(alone_problem(view.workload.source, view.environment, alone, view.cost_checks))
 
 
 @plan_rule
 def every_shard_fits_its_template(view: PlanView, f: Findings) -> None:
-    f.problems.extend(layout_problems(view.environment, {c.workload.name: c.definition for c in view.workloads},
-                                      {c.workload.name: c.layout_bytes for c in view.workloads}))
+    f.problems.extend(layout_problems(view.environment, view.shards))

@@ -37,17 +37,18 @@ class CompiledView:
     provided_names: frozenset[str]  # the `${Name}`s the environment's stacks provide it
     bundle: Scan | None  # the code's files (None for an image-only job)
     project_root: Path
-    layout_bytes: int  # what else it adds to its shard's template (its schedule)
+    template_bytes: int  # what it adds to its shard's template (stack_layout.workload_template_bytes)
     cost_checks: int  # the instance counts whose cost ceiling the definition checks (one per count a run may ask for)
     image_builds: Mapping[str, ImageBuild] = field(default_factory=dict)  # the images this project builds, by name
 
 
 @dataclass(frozen=True)
 class PlanView:
-    """One environment with its compiled workloads (by name)."""
+    """One environment with its compiled workloads (by name) and its plan's shards."""
 
     environment: Environment
     workloads: tuple[CompiledView, ...]
+    shards: Mapping[int, tuple[int, ...]]  # the plan's shards: index -> what each of its workloads adds
 
 
 @dataclass(frozen=True)

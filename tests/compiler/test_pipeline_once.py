@@ -100,3 +100,21 @@ def test_compiling_one_environment_compiles_only_its_workloads_and_checks_every_
     # every spec is still loaded for every environment: its `environments` block and schedule may name any of them
     assert set(compiled.loaded.by_environment) == {"dev", "prod"}
     assert [c.name for c in compiled.workloads("dev")] == [w.name for w in loaded().workloads("dev")]
+
+
+def test_the_plan_lays_out_its_shards_once_and_the_size_rule_reads_them() -> None:
+    """Each workload is placed once per environment (`shard_of`) and sized once (`workload_template_bytes`); the plan
+    rule judges the plan's own shards, so what `validate` checks is what the CDK layer builds."""
+    from compiler.compilation import stack_layout
+    from compiler.rules import layout
+
+    judged: list[dict[int, tuple[int, ...]]] = []
+    with counted(stack_layout.shard_of, lambda name, shards: name) as placed, \
+            counted(stack_layout.workload_template_bytes, lambda definition, extra=0: definition) as sized, \
+            counted(layout.layout_problems, lambda env, shards: judged.append(dict(shards))):
+        compiled = compile_project(PROJECT)
+    every = [c.name for plan in compiled.plans.values() for c in plan.workloads]
+    assert sorted(placed.elements()) == sorted(every)
+    assert sum(sized.values()) == len(every)
+    assert judged == [{s.index: tuple(c.template_bytes for c in s.workloads) for s in plan.shards}
+                      for plan in compiled.plans.values()]

@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from compiler.compilation.stack_layout import shard_template_bytes, too_large_alone
+from compiler.compilation.stack_layout import shard_template_bytes, too_large_alone, workload_template_bytes
 from compiler.errors import SpecError
 from compiler.inputs.project import Project
 from compiler.inputs.spec_yaml import SpecYamlError, load_spec_text
 from compiler.pipeline import compile_one, compile_project
 from compiler.spec import read_spec_file
-from tests.project import add_reader, project_copy
+from tests.project import PROJECT, add_reader, project_copy
 
 # The project copies below are no git work tree, so every file of training/ ships (NotInGitWarning says so).
 pytestmark = pytest.mark.filterwarnings("ignore:.*not read as a git work tree")
@@ -380,11 +380,12 @@ def test_a_huge_count_with_a_cost_ceiling_and_a_schedule_is_refused_at_once(reje
 
 
 def test_a_definition_too_large_alone_is_measured_at_the_template_limit() -> None:
-    fits = "x" * (MAX_TEMPLATE_BYTES - shard_template_bytes([""]))  # the shard's own bytes measured, not restated
-    assert shard_template_bytes([fits]) == MAX_TEMPLATE_BYTES
-    assert too_large_alone(fits) is None
-    assert too_large_alone(fits + "x") == MAX_TEMPLATE_BYTES + 1
-    assert too_large_alone(fits, extra=1) == MAX_TEMPLATE_BYTES + 1
+    # the shard's and a workload's own bytes measured, not restated
+    fits = "x" * (MAX_TEMPLATE_BYTES - shard_template_bytes([workload_template_bytes("")]))
+    assert shard_template_bytes([workload_template_bytes(fits)]) == MAX_TEMPLATE_BYTES
+    assert too_large_alone(workload_template_bytes(fits)) is None
+    assert too_large_alone(workload_template_bytes(fits + "x")) == MAX_TEMPLATE_BYTES + 1
+    assert too_large_alone(workload_template_bytes(fits, extra=1)) == MAX_TEMPLATE_BYTES + 1
 
 
 def _many_counts(root: Path, max_instance_count: int) -> None:
@@ -438,3 +439,20 @@ def test_an_empty_mapping_override_keeps_the_base(tmp_path: Path) -> None:
     spec["environments"] = {"dev": {"hyperparameters": {}}, "prod": {}}
     (root / "workloads" / "gpt-smddp.yaml").write_text(yaml.safe_dump(spec))
     assert compile_one(Project(root), "gpt-smddp", "dev").request["HyperParameters"]["model"] == '"gpt-350m"'
+
+
+def test_a_workload_too_large_alone_is_left_out_of_its_shards_sum() -> None:
+    """It is refused by itself (naming what grows it); its shard is judged by the workloads that can fit, so the
+    refusal never says to raise workload_shards when no setting could help."""
+    from compiler.compilation.stack_layout import layout_problems
+
+    env = PROJECT.environments()["dev"]
+    alone = shard_template_bytes([workload_template_bytes("")])  # a shard holding one empty-definition workload
+    too_large = MAX_TEMPLATE_BYTES - alone + workload_template_bytes("") + 1  # one byte past the limit alone
+    half = (MAX_TEMPLATE_BYTES - shard_template_bytes([])) // 2
+    assert too_large_alone(too_large) == MAX_TEMPLATE_BYTES + 1
+    assert shard_template_bytes([half, half]) == MAX_TEMPLATE_BYTES  # two of them fill a shard exactly
+    assert layout_problems(env, {3: (too_large, half, half)}) == []
+    (problem,) = layout_problems(env, {3: (too_large, half, half + 1)})
+    assert problem.field == "dev.workload_shards"
+    assert problem.message.startswith("dev/Workloads03 would hold 2 workloads in about 800,001 bytes")

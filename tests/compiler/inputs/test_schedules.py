@@ -207,19 +207,22 @@ def test_schedules_that_may_cost_more_than_the_budget_are_warned_about(make, env
 
 
 def test_a_schedule_counts_in_its_shards_size_estimate(make, envs) -> None:
-    from compiler.compilation.stack_layout import layout_problems
+    from compiler.compilation.stack_layout import layout_problems, workload_template_bytes
 
     scheduled = make(schedule={"expression": "rate(1 day)", "input": {"hyperparameters": {"epochs": 1}}})
     assert schedules.template_bytes(scheduled.schedule) == 3000 + 3 * len('{"hyperparameters": {"epochs": 1}}')
     assert schedules.layout_bytes([scheduled, make()], "dev") == {"demo": 3102}
     small = dataclasses.replace(envs["dev"], workload_shards=1)
-    # two workloads in one shard, 1,000 bytes under the limit without the schedule (each fits a shard alone)
-    definitions = {"demo": "x" * 381_998, "other": "y" * 381_998}
-    assert layout_problems(small, definitions) == []
-    assert layout_problems(small, definitions, {"demo": 1000}) == []  # exactly at the limit
-    (problem,) = layout_problems(small, definitions, {"demo": 1001})  # one byte past it
+
+    def shard(extra: int) -> dict[int, list[int]]:
+        """Two workloads in one shard, 1,000 bytes under the limit without `extra` (each fits a shard alone)."""
+        return {0: [workload_template_bytes("x" * 381_998, extra), workload_template_bytes("y" * 381_998)]}
+
+    assert layout_problems(small, shard(0)) == []
+    assert layout_problems(small, shard(1000)) == []  # exactly at the limit
+    (problem,) = layout_problems(small, shard(1001))  # one byte past it
     assert problem.field == "dev.workload_shards"
-    (problem,) = layout_problems(small, definitions, {"demo": 3102})
+    (problem,) = layout_problems(small, shard(3102))
     assert problem.field == "dev.workload_shards"
 
 
