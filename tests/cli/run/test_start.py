@@ -116,6 +116,8 @@ def test_a_value_too_long_for_sagemaker_is_refused_locally(cli, deployed, sfn) -
     (["-p", "max_steps=" + "[" * 101 + "]" * 101], "-p max_steps: the value is nested more than 100 levels deep"),
     (["-p", "max_steps=" + "[" * 5000 + "]" * 5000], "-p max_steps: the value is nested more than 100 levels deep"),
     (["-p", "max_steps=" + '{"a":' * 101 + "1" + "}" * 101], "-p max_steps: the value is nested more than 100 levels"),
+    (["-p", "learning_rate=1.8e308"], "-p learning_rate: 1.8e308 is beyond a 64-bit floating-point number's range"),
+    (["-p", "learning_rate=[1,-1e999]"], "-p learning_rate: -1e999 is beyond a 64-bit floating-point number's range"),
 ])
 def test_bad_command_lines_are_messages(argv: list[str], expected: str, cli, deployed, sfn) -> None:
     before = executions(sfn, deployed)
@@ -151,3 +153,14 @@ def test_a_value_nested_100_levels_is_read_and_left_to_the_policy() -> None:
     assert overrides.parse_value('{"a":' * 100 + "1" + "}" * 100, "structure") == json.loads('{"a":' * 100 + "1" + "}" * 100)
     assert overrides.parse_value("null", "any") is None
     assert overrides.parse_value("not json", "integer") == "not json"
+
+
+def test_the_largest_double_is_a_number_and_python_only_words_stay_text() -> None:
+    """RFC 8259's numbers as IEEE 754 doubles hold them (the largest finite one: 1.7976931348623157e308; the
+    refusals above are just past it); NaN, Infinity and -Infinity are no JSON values, so they stay text, as any
+    other word, and the input `trainctl start` sends or echoes is JSON."""
+    assert overrides.parse_value("1.7976931348623157e308", "number") == 1.7976931348623157e308
+    assert overrides.parse_value("-1.7976931348623157e308", "number") == -1.7976931348623157e308
+    for word in ("NaN", "Infinity", "-Infinity"):
+        assert overrides.parse_value(word, "number") == word
+    assert overrides.parse_value("[NaN]", "structure") == "[NaN]"
