@@ -57,7 +57,7 @@ class TrainingFileSystem(Construct):
         training_subnets: list[ec2.ISubnet],
         kms_key: kms.IKey,
         data_bucket: s3.IBucket | None = None,
-        removal_policy: cdk.RemovalPolicy = cdk.RemovalPolicy.RETAIN,
+        removal_policy: cdk.RemovalPolicy = cdk.RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
         job_security_group: ec2.ISecurityGroup | None = None,
         datasets: Mapping[str, Dataset] = NO_DATASETS,
     ) -> None:

@@ -79,7 +79,7 @@ class TrainingNetwork(Construct):
         pulled_repositories: Sequence[str] = (),
         flow_log_retention: logs.RetentionDays = logs.RetentionDays.ONE_YEAR,
         flow_log_key: kms.IKey | None = None,
-        removal_policy: cdk.RemovalPolicy = cdk.RemovalPolicy.RETAIN,
+        removal_policy: cdk.RemovalPolicy = cdk.RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
         vpc: ec2.IVpc | None = None,
         training_subnets: ec2.SubnetSelection | None = None,
     ) -> None:

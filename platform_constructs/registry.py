@@ -68,7 +68,7 @@ class TrainingImageRepository(Construct):
         build_context: Path | None = None,
         dockerfile: str = "Dockerfile",
         build_args: Mapping[str, str] | None = None,
-        removal_policy: cdk.RemovalPolicy = cdk.RemovalPolicy.RETAIN,
+        removal_policy: cdk.RemovalPolicy = cdk.RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
         max_image_count: int = 50,
         untagged_image_days: int = 7,
         log_retention: logs.RetentionDays = logs.RetentionDays.ONE_YEAR,

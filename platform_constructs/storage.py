@@ -19,7 +19,8 @@ from platform_constructs.nag import acknowledge
 class TrainingStorage(Construct):
     """The key and the buckets of one environment.
 
-    `removal_policy=DESTROY` also empties the buckets on stack deletion (dev); RETAIN keeps key and buckets.
+    `removal_policy=DESTROY` also empties the buckets on stack deletion (dev); the default keeps key and buckets
+    (but for a rollback of the deploy that created them: RETAIN_ON_UPDATE_OR_DELETE).
     """
 
     def __init__(
@@ -27,7 +28,7 @@ class TrainingStorage(Construct):
         scope: Construct,
         construct_id: str,
         *,
-        removal_policy: cdk.RemovalPolicy = cdk.RemovalPolicy.RETAIN,
+        removal_policy: cdk.RemovalPolicy = cdk.RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
         checkpoint_expiration_days: int = 30,
         noncurrent_version_days: int = 30,
         access_log_retention_days: int = 365,

@@ -21,10 +21,14 @@ from tests.project import PROJECT, ROOT
 pytestmark = pytest.mark.synth
 
 SHIPPED = json.loads(PROJECT.cdk_json.read_text())["context"]["training-platform:environments"]
-POLICY = {name: {"retain": "Retain", "destroy": "Delete"}[env.get("removal_policy", "retain")]
-          for name, env in SHIPPED.items()}
-DESTROY = sorted(name for name, policy in POLICY.items() if policy == "Delete")
-RETAIN = sorted(name for name, policy in POLICY.items() if policy == "Retain")
+# (DeletionPolicy, UpdateReplacePolicy) per removal_policy. CloudFormation User Guide, "DeletionPolicy attribute":
+# "RetainExceptOnCreate behaves like Retain for stack operations, except for the stack operation that initially created
+# the resource. If the stack operation that created the resource is rolled back, CloudFormation deletes the resource."
+# UpdateReplacePolicy has no such value: Retain keeps the old resource on replacement.
+POLICY = {name: {"retain": ("RetainExceptOnCreate", "Retain"), "destroy": ("Delete", "Delete")}[
+    env.get("removal_policy", "retain")] for name, env in SHIPPED.items()}
+DESTROY = sorted(name for name, policy in POLICY.items() if policy == ("Delete", "Delete"))
+RETAIN = sorted(name for name, policy in POLICY.items() if policy == ("RetainExceptOnCreate", "Retain"))
 # What holds data, or decides who can read it.
 STATEFUL = {"AWS::KMS::Key", "AWS::S3::Bucket", "AWS::FSx::FileSystem", "AWS::ECR::Repository", "AWS::Logs::LogGroup"}
 GROUP = "/aws/sagemaker/TrainingJobs"
@@ -65,11 +69,13 @@ def references(value: Any) -> set[str]:
 
 @pytest.mark.parametrize("env", POLICY)
 def test_every_stateful_resource_follows_the_environments_removal_policy(synthesized_app: Any, env: str) -> None:
-    """Deleting the stack (DeletionPolicy) and replacing the resource (UpdateReplacePolicy) both follow removal_policy."""
+    """Deleting the stack (DeletionPolicy) and replacing the resource (UpdateReplacePolicy) both follow removal_policy;
+    a retained resource is still deleted when the deploy that created it rolls back (a failed first deploy leaves no
+    file system billing outside any stack, no named log group that fails the next try with AlreadyExists)."""
     stateful = [(stack, logical_id, r) for stack, logical_id, r in resources(synthesized_app, env) if r["Type"] in STATEFUL]
     assert {"AWS::KMS::Key", "AWS::S3::Bucket", "AWS::Logs::LogGroup"} <= {r["Type"] for _, _, r in stateful}
     for stack, logical_id, resource in stateful:
-        assert (resource.get("DeletionPolicy"), resource.get("UpdateReplacePolicy")) == (POLICY[env], POLICY[env]), (
+        assert (resource.get("DeletionPolicy"), resource.get("UpdateReplacePolicy")) == POLICY[env], (
             stack, logical_id)
 
 
@@ -125,6 +131,6 @@ def test_the_runbook_lists_exactly_what_a_retain_environment_keeps(synthesized_a
     for stack, kinds in re.findall(r"^\| `(\w+)` \|[^|]*\| ([^|]+) \|", section, re.MULTILINE):
         listed |= {(stack, kind) for kind in re.findall(r"`(AWS::[\w:]+)`", kinds)}
     retained = {env: {(stack, r["Type"]) for stack, _, r in resources(synthesized_app, env)
-                      if r.get("DeletionPolicy") == "Retain"} for env in RETAIN}
+                      if r.get("DeletionPolicy") == "RetainExceptOnCreate"} for env in RETAIN}
     assert retained and all(kept <= listed for kept in retained.values()), {e: k - listed for e, k in retained.items()}
     assert listed <= set().union(*retained.values())

@@ -295,7 +295,7 @@ def test_mount_name_is_exported_for_workload_stacks(synth: Synth, env: str) -> N
 @pytest.mark.parametrize("env", ENVS)
 def test_retention_follows_the_environment(synth: Synth, env: str) -> None:
     production = synth.stages[env].settings.production
-    expected = "Retain" if production else "Delete"
+    expected = "RetainExceptOnCreate" if production else "Delete"  # kept, but for the rollback of its first deploy
     for stack, kind in (("Storage", "AWS::S3::Bucket"), ("Storage", "AWS::KMS::Key"), ("Network", "AWS::KMS::Key"),
                         ("Storage", "AWS::FSx::FileSystem"), ("Registry", "AWS::ECR::Repository")):
         for logical_id, resource in synth.resources(env, stack, kind).items():

@@ -209,6 +209,18 @@ def test_data_no_longer_retained_fails_until_acknowledged() -> None:
     assert _review(head, base)[1] == 0  # starting to retain is always fine
 
 
+def test_retain_except_on_create_retains_the_data() -> None:
+    """`removal_policy: retain` writes RetainExceptOnCreate ("behaves like Retain for stack operations, except for the
+    stack operation that initially created the resource": CloudFormation User Guide, "DeletionPolicy attribute"), so
+    a deployed prod moving from Retain to it keeps its data, and leaving it for Delete does not."""
+    def storage(policy: str) -> Assembly:
+        return Assembly({"prod": {"Storage": {"Resources": {"Data": _bucket(policy)}}}})
+
+    assert _review(storage("Retain"), storage("RetainExceptOnCreate"))[1] == 0
+    report, code = _review(storage("RetainExceptOnCreate"), storage("Delete"))
+    assert code == 1 and "`Data` (AWS::S3::Bucket): DeletionPolicy RetainExceptOnCreate -> Delete" in report
+
+
 def test_a_comment_file_in_a_folder_that_does_not_exist_stops_the_review_before_any_synthesis(tmp_path: Path,
                                                                                              capsys) -> None:
     from trainctl.cli import main
