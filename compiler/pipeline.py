@@ -240,16 +240,16 @@ def compile_project(project: Project, *, directory: Path | None = None, only: It
     for env in (e for e in envs.values() if e.name in wanted):
         results = [compile_workload(w, env, images, bundles) for w in loaded.workloads(env.name)]
         workloads = sorted((result for result, _ in results), key=lambda c: c.name)
-        laid_out = compiled.plans[env.name] = EnvironmentPlan(
+        plan = compiled.plans[env.name] = EnvironmentPlan(
             environment=env, workloads=workloads, shards=shards(env, workloads),
             pulled_repositories=tuple(pulled_repositories(c.image for c in workloads)))
         problems += [p for _, found in results for p in found]
-        plan = Findings("")
+        checked = Findings("")
         rules.check_plan(PlanView(env, tuple(_view(c, images, project.root) for c in workloads),
-                                  shards={s.index: tuple(c.template_bytes for c in s.workloads)
-                                          for s in laid_out.shards}), plan)
-        problems += plan.problems
-        loaded.warnings.extend(str(w) for w in plan.warnings)
+                                  shards={s.index: tuple(c.template_bytes for c in s.workloads) for s in plan.shards}),
+                         checked)
+        problems += checked.problems
+        loaded.warnings.extend(str(w) for w in checked.warnings)
     loaded.warnings.extend(_compiled_warnings(compiled.plans))
     if problems:
         raise SpecError(_once(problems))
