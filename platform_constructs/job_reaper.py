@@ -48,6 +48,7 @@ from compiler.compilation.request import TAG_ENVIRONMENT
 from compiler.state_machine import reaper
 from compiler.state_machine.machine import state_machine_name
 from platform_constructs.nag import acknowledge, acknowledge_required_wildcards
+from platform_constructs.state_machines import logged_state_machine, state_machine_arn
 from platform_constructs.trust import state_machine_principal
 
 # "EventBridge (CloudWatch Events) for Step Functions execution status changes" and the EventBridge events reference
@@ -100,29 +101,19 @@ class JobReaper(Construct):
         self.environment = environment
         stack = cdk.Stack.of(self)
         self.state_machine_name = reaper_name(environment)
-        self.state_machine_arn = stack.format_arn(service="states", resource="stateMachine",
-                                                  resource_name=self.state_machine_name,
-                                                  arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME)
+        self.state_machine_arn = state_machine_arn(self, self.state_machine_name)
         # The environment's workload state machines and their executions: `<env>-<workload>`.
         prefix = state_machine_name(environment, "")
-        self.workload_machines = stack.format_arn(service="states", resource="stateMachine",
-                                                  resource_name=f"{prefix}*", arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME)
+        self.workload_machines = state_machine_arn(self, f"{prefix}*")
         self.workload_executions = stack.format_arn(service="states", resource="execution",
                                                     resource_name=f"{prefix}*:*",
                                                     arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME)
         self.role = self._role(managed_policies)
         definition = reaper.build_reaper_definition(environment, settle_seconds=int(settle.to_seconds()),
                                                     timeout_seconds=int(timeout.to_seconds()))
-        self.state_machine = sfn.CfnStateMachine(
-            self, "StateMachine", state_machine_name=self.state_machine_name, state_machine_type="STANDARD",
-            role_arn=self.role.role_arn, definition_string=json.dumps(definition, separators=(",", ":")),
-            logging_configuration=sfn.CfnStateMachine.LoggingConfigurationProperty(
-                level="ALL", include_execution_data=True,
-                destinations=[sfn.CfnStateMachine.LogDestinationProperty(
-                    cloud_watch_logs_log_group=sfn.CfnStateMachine.CloudWatchLogsLogGroupProperty(
-                        log_group_arn=log_group.log_group_arn))]),
-            tracing_configuration=sfn.CfnStateMachine.TracingConfigurationProperty(enabled=True),
-        )
+        self.state_machine = logged_state_machine(
+            self, "StateMachine", name=self.state_machine_name, role_arn=self.role.role_arn,
+            definition=json.dumps(definition, separators=(",", ":")), log_group_arn=log_group.log_group_arn)
         self.state_machine.node.add_dependency(self.role, self.state_machine_policy)
         self.rule_name = reaper_name(environment)
         rule_arn = stack.format_arn(service="events", resource="rule", resource_name=self.rule_name)
@@ -137,9 +128,8 @@ class JobReaper(Construct):
             description=f"Starts the job reaper when a run of a {environment} workload ends {', '.join(statuses)}",
             event_pattern=events.EventPattern(
                 source=[EVENT_SOURCE], detail_type=[EVENT_DETAIL_TYPE],
-                detail={"status": list(statuses), "stateMachineArn": events.Match.prefix(
-                    stack.format_arn(service="states", resource="stateMachine", resource_name=prefix,
-                                     arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME))}),
+                detail={"status": list(statuses),
+                        "stateMachineArn": events.Match.prefix(state_machine_arn(self, prefix))}),
         )
         target = sfn.StateMachine.from_state_machine_arn(self, "Target", self.state_machine_arn)
         self.rule.add_target(targets.SfnStateMachine(

@@ -8,8 +8,8 @@ the role alone may put network interfaces in. The
 state machine's role may create, describe, stop and tag only this workload's jobs and pass only this role, and only
 Step Functions acting for this state machine may assume it.
 
-The state machine is an L1 `CfnStateMachine` with the compiler's pure-Python definition (L2 constructs cost ~25 ms
-more per workload at 1,000 workloads, and the definition is built and tested without the CDK anyway).
+The state machine is declared as every state machine of the platform is (`platform_constructs/state_machines.py`: an
+L1 with the compiler's pure-Python definition; L2 constructs cost ~25 ms more per workload at 1,000 workloads).
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sns as sns
-from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from compiler import state_machine as sm
@@ -37,6 +36,7 @@ from compiler.pipeline import CompiledWorkload
 from platform_constructs.nag import acknowledge_required_wildcards
 from platform_constructs.network import TrainingNetwork
 from platform_constructs.source_bundle import SourceBundle
+from platform_constructs.state_machines import logged_state_machine, state_machine_arn
 from platform_constructs.training_jobs import training_log_group_arns
 from platform_constructs.trust import state_machine_principal
 
@@ -122,23 +122,14 @@ class TrainingWorkload(Construct):
             self, "JobSecurityGroup", workload=workload.name, lustre=workload.uses_fsx)
         self.execution_role = self._execution_role(platform, source, compiled.image)
         self.state_machine_name = sm.state_machine_name(compiled.environment.name, workload.name)
-        self.state_machine_arn = stack.format_arn(service="states", resource="stateMachine",
-                                                  resource_name=self.state_machine_name,
-                                                  arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME)
+        self.state_machine_arn = state_machine_arn(self, self.state_machine_name)
         self.role = self._state_machine_role(platform)
         values = {**substitutions, EXECUTION_ROLE_ARN: self.execution_role.role_arn,
                   TRAINING_SECURITY_GROUP_ID: self.security_group.security_group_id}
-        self.state_machine = sfn.CfnStateMachine(
-            self, "StateMachine", state_machine_name=self.state_machine_name, state_machine_type="STANDARD",
-            role_arn=self.role.role_arn, definition_string=compiled.definition,
-            definition_substitutions={k: values[k] for k in sorted(compiled.deploy_time_names)},
-            logging_configuration=sfn.CfnStateMachine.LoggingConfigurationProperty(
-                level="ALL", include_execution_data=True,
-                destinations=[sfn.CfnStateMachine.LogDestinationProperty(
-                    cloud_watch_logs_log_group=sfn.CfnStateMachine.CloudWatchLogsLogGroupProperty(
-                        log_group_arn=platform.run_log_group_arn))]),
-            tracing_configuration=sfn.CfnStateMachine.TracingConfigurationProperty(enabled=True),
-        )
+        self.state_machine = logged_state_machine(
+            self, "StateMachine", name=self.state_machine_name, role_arn=self.role.role_arn,
+            definition=compiled.definition, log_group_arn=platform.run_log_group_arn,
+            substitutions={k: values[k] for k in sorted(compiled.deploy_time_names)})
         self.state_machine.node.add_dependency(self.role)
         # For reviews of a change (trainctl review) and the summary: what runs, on what, at what price.
         self.state_machine.cfn_options.metadata = {METADATA_KEY: compiled.summary}
