@@ -1,11 +1,15 @@
-"""Errors that carry a message a person can act on: where, which field, and what to change; and the one way text
-people or jobs wrote is printed (`printable`)."""
+"""Errors that carry a message a person can act on: where, which field, and what to change; warnings about the
+user's project (`ProjectWarning`); and the one way text people or jobs wrote is printed (`printable`)."""
 
 from __future__ import annotations
 
+import contextlib
 import re
+import sys
 import unicodedata
+import warnings
 from dataclasses import dataclass
+from typing import TextIO
 
 
 @dataclass(frozen=True)
@@ -22,6 +26,29 @@ class Problem:
         where = f"{self.source}: " if self.source else ""
         field = f"{self.field}: " if self.field else ""
         return printable(f"{where}{field}{self.message}")
+
+
+class ProjectWarning(UserWarning):
+    """A warning about the user's project, raised where it is found (deep in a scan) with `warnings.warn`.
+
+    `show_project_warnings` prints it as `warning: <text>`, as validate and synth print the compiled rules' warnings:
+    Python's own form names a file and line of this code and quotes its source, which tell a user nothing.
+    """
+
+
+def _show(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: TextIO | None = None,
+          line: str | None = None) -> None:
+    """`warnings.showwarning` as Python's own, but a ProjectWarning in the project's form."""
+    text = (printable(f"warning: {message}") + "\n" if issubclass(category, ProjectWarning)
+            else warnings.formatwarning(message, category, filename, lineno, line))
+    with contextlib.suppress(OSError):  # standard error went away: as Python's own
+        (file or sys.stderr).write(text)
+
+
+def show_project_warnings() -> None:
+    """From now on, print each ProjectWarning as `warning: <text>` on standard error, every other warning as Python
+    does (trainctl and the CDK app call this first)."""
+    warnings.showwarning = _show
 
 
 class SpecError(ValueError):

@@ -1,7 +1,5 @@
 """`python -m trainctl ...`: see trainctl/cli.py."""
 
-import sys
+from trainctl.cli import run
 
-from trainctl.cli import main
-
-sys.exit(main())
+run()

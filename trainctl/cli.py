@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from compiler.errors import SpecError
+from compiler.errors import SpecError, show_project_warnings
 from trainctl.common.arguments import path_text
 from trainctl.common.lookup import UnknownEnvironment
 from trainctl.local import command as local
@@ -55,3 +55,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the reader of our output went away (e.g. `| head`): not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+
+
+def run() -> None:
+    """The `trainctl` command and `python -m trainctl`: `main`, with warnings about the project in the form the
+    compiled rules' warnings take (`warning: <text>`), not Python's (a file and line of this code)."""
+    show_project_warnings()
+    sys.exit(main())

@@ -13,8 +13,10 @@ import subprocess
 import warnings
 from pathlib import Path
 
+from compiler.errors import ProjectWarning
 
-class NotInGitWarning(UserWarning):
+
+class NotInGitWarning(ProjectWarning):
     """A bundle or build context was read without git's list of tracked files (every file ships)."""
 
 
