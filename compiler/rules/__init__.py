@@ -20,6 +20,7 @@ from compiler.rules import (  # noqa: F401 - registers rules
     model_dir,
     names,
     paths,
+    python_source,
     remote_debug,
     request,
     requirements,
