@@ -52,6 +52,8 @@ def _parsed(path: Path, size: int, modified_ns: int, grammar: Version | None) ->
         return f"line {error.lineno}: {error.msg}" if error.lineno else str(error.msg)
     except (ValueError, OSError) as error:  # a NUL byte (Python 3.11 and older); the file vanished since the scan
         return str(error)
+    except (RecursionError, MemoryError):  # nesting past what Python's parser (and so the job's Python) takes
+        return "nested too deeply for Python's parser"
     return None
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
+import pytest
+
 from compiler.inputs.tracked import NotInGitWarning
 from compiler.pipeline import _Bundles, compile_workload
 from compiler.rules.python_source import syntax_error
@@ -81,6 +83,15 @@ def test_a_nul_byte_and_a_bad_encoding_are_refused(spec_dir) -> None:
     (spec_dir / "code" / "train.py").write_bytes(b"print('\xff')\n")
     latin = syntax_error(spec_dir / "code" / "train.py", None)
     assert nul and latin  # Python refuses both: the job would too
+
+
+@pytest.mark.parametrize("source", ["-" * 100_000 + "1", "1" + "+1" * 200_000])
+def test_nesting_past_what_pythons_parser_takes_is_an_answer_not_a_traceback(spec_dir, source) -> None:
+    """CPython's parser gives up with MemoryError (a stack of unary minus) or RecursionError (a long sum): so would
+    the job's Python."""
+    path = spec_dir / "code" / "deep.py"
+    path.write_text(source)
+    assert syntax_error(path, None) == "nested too deeply for Python's parser"
 
 
 def test_shell_entry_points_and_valid_code_pass(make, spec_dir) -> None:
