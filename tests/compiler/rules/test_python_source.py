@@ -1,8 +1,8 @@
 """The entry point is Python the image runs (compiler/rules/python_source.py): refused at validate, not after the
 instances start.
 
-The grammar boundaries are Python's own ("What's New in Python 3.10": structural pattern matching, `match`;
-"What's New in Python 3.12": the `type` statement of PEP 695); the image's Python is the spec's `py_version`.
+The grammar boundary is Python's own ("What's New in Python 3.10": structural pattern matching, `match`), and so are
+the messages (CPython's parser); the image's Python is the spec's `py_version`.
 """
 
 from __future__ import annotations
