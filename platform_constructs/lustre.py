@@ -32,6 +32,7 @@ from compiler.inputs.environments import FsxSettings
 from compiler.inputs.grants import Dataset
 from platform_constructs import guards
 from platform_constructs.checkov import acknowledge_check
+from platform_constructs.removal import RETAIN
 
 PERSISTENT_TYPES = ("PERSISTENT_1", "PERSISTENT_2")
 NO_DATASETS: Mapping[str, Dataset] = MappingProxyType({})
@@ -57,7 +58,7 @@ class TrainingFileSystem(Construct):
         training_subnets: list[ec2.ISubnet],
         kms_key: kms.IKey,
         data_bucket: s3.IBucket | None = None,
-        removal_policy: cdk.RemovalPolicy = cdk.RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
+        removal_policy: cdk.RemovalPolicy = RETAIN,
         job_security_group: ec2.ISecurityGroup | None = None,
         datasets: Mapping[str, Dataset] = NO_DATASETS,
     ) -> None:

@@ -29,6 +29,7 @@ from compiler.facts import endpoint_policies
 from compiler.inputs.environments import DEFAULT_TRAINING_SUBNET_MASK
 from platform_constructs import guards
 from platform_constructs.keys import environment_key
+from platform_constructs.removal import RETAIN
 
 _SELECTION_FIELDS = ("availability_zones", "one_per_az", "subnet_filters", "subnet_group_name", "subnets", "subnet_type")
 
@@ -79,7 +80,7 @@ class TrainingNetwork(Construct):
         pulled_repositories: Sequence[str] = (),
         flow_log_retention: logs.RetentionDays = logs.RetentionDays.ONE_YEAR,
         flow_log_key: kms.IKey | None = None,
-        removal_policy: cdk.RemovalPolicy = cdk.RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
+        removal_policy: cdk.RemovalPolicy = RETAIN,
         vpc: ec2.IVpc | None = None,
         training_subnets: ec2.SubnetSelection | None = None,
     ) -> None:

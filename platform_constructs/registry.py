@@ -46,6 +46,7 @@ from compiler.inputs.image_builds import context_excludes
 from platform_constructs.checkov import acknowledge_check
 from platform_constructs.function_logs import role_and_logs
 from platform_constructs.nag import acknowledge_required_wildcards
+from platform_constructs.removal import RETAIN
 
 # ECR API reference, ImageTagMutabilityExclusionFilter: filter is 1-128 characters of [0-9a-zA-Z._*-]; image tags are
 # at most 128 characters (the asset hash is 64).
@@ -68,7 +69,7 @@ class TrainingImageRepository(Construct):
         build_context: Path | None = None,
         dockerfile: str = "Dockerfile",
         build_args: Mapping[str, str] | None = None,
-        removal_policy: cdk.RemovalPolicy = cdk.RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
+        removal_policy: cdk.RemovalPolicy = RETAIN,
         max_image_count: int = 50,
         untagged_image_days: int = 7,
         log_retention: logs.RetentionDays = logs.RetentionDays.ONE_YEAR,

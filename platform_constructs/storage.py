@@ -14,13 +14,14 @@ from constructs import Construct
 from platform_constructs.checkov import acknowledge_check
 from platform_constructs.keys import environment_key
 from platform_constructs.nag import acknowledge
+from platform_constructs.removal import RETAIN
 
 
 class TrainingStorage(Construct):
     """The key and the buckets of one environment.
 
     `removal_policy=DESTROY` also empties the buckets on stack deletion (dev); the default keeps key and buckets
-    (but for a rollback of the deploy that created them: RETAIN_ON_UPDATE_OR_DELETE).
+    (but for a rollback of the deploy that created them: `platform_constructs.removal`).
     """
 
     def __init__(
@@ -28,7 +29,7 @@ class TrainingStorage(Construct):
         scope: Construct,
         construct_id: str,
         *,
-        removal_policy: cdk.RemovalPolicy = cdk.RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
+        removal_policy: cdk.RemovalPolicy = RETAIN,
         checkpoint_expiration_days: int = 30,
         noncurrent_version_days: int = 30,
         access_log_retention_days: int = 365,

@@ -22,6 +22,7 @@ from compiler.pipeline import EnvironmentPlan
 from platform_constructs.lustre import TrainingFileSystem
 from platform_constructs.network import TrainingNetwork
 from platform_constructs.registry import TrainingImageRepository
+from platform_constructs.removal import removal_policy
 from platform_constructs.storage import TrainingStorage
 from platform_constructs.training_jobs import TrainingJobsAccess
 from stacks.access import AccessStack
@@ -65,12 +66,6 @@ class PlatformResources:
         return values
 
 
-# `retain`: kept when the stack is deleted, the resource leaves the template or it is replaced, except when the deploy
-# that created it rolls back (CloudFormation's `DeletionPolicy: RetainExceptOnCreate`): a failed first deploy then
-# leaves no file system billing outside any stack, and no named log group that fails the next try with AlreadyExists.
-RETAIN = cdk.RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE
-
-
 class PlatformStage(cdk.Stage):
     """All platform stacks of one environment; `platform` is the contract for the workload stacks."""
 
@@ -79,7 +74,7 @@ class PlatformStage(cdk.Stage):
         settings = plan.environment
         super().__init__(scope, settings.name, env=cdk.Environment(account=settings.account, region=settings.region))
         self.settings = settings
-        removal = RETAIN if settings.removal_policy == "retain" else cdk.RemovalPolicy.DESTROY
+        removal = removal_policy(settings.removal_policy)
         common: dict[str, Any] = {"termination_protection": settings.production}
         self.network_stack = NetworkStack(self, "Network", settings=settings, removal_policy=removal,
                                           pulled_repositories=plan.pulled_repositories, **common)
