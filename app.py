@@ -13,7 +13,7 @@ from pathlib import Path
 
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 
-from compiler.errors import SpecError, printable, show_project_warnings
+from compiler.errors import SpecError, show_project_warnings, warning_line
 from compiler.inputs.project import Project
 from stacks.app import build_app
 
@@ -26,7 +26,7 @@ def main(project: Project) -> int:
         print(f"cdk synth stopped: fix these settings first\n{error}", file=sys.stderr)
         return 1
     for warning in platform.warnings:
-        print(printable(f"warning: {warning}"), file=sys.stderr)
+        print(warning_line(warning), file=sys.stderr)
     platform.synth()
     return 0
 

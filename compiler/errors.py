@@ -28,6 +28,14 @@ class Problem:
         return printable(f"{where}{field}{self.message}")
 
 
+WARNING_PREFIX = "warning: "  # how validate, synth and every trainctl command print a warning, one line each
+
+
+def warning_line(message: object) -> str:
+    """A warning as printed: `warning: <text>`, its controls shown (`printable`)."""
+    return printable(f"{WARNING_PREFIX}{message}")
+
+
 class ProjectWarning(UserWarning):
     """A warning about the user's project, raised where it is found (deep in a scan) with `warnings.warn`.
 
@@ -39,7 +47,7 @@ class ProjectWarning(UserWarning):
 def _show(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: TextIO | None = None,
           line: str | None = None) -> None:
     """`warnings.showwarning` as Python's own, but a ProjectWarning in the project's form."""
-    text = (printable(f"warning: {message}") + "\n" if issubclass(category, ProjectWarning)
+    text = (warning_line(message) + "\n" if issubclass(category, ProjectWarning)
             else warnings.formatwarning(message, category, filename, lineno, line))
     with contextlib.suppress(OSError):  # standard error went away: as Python's own
         (file or sys.stderr).write(text)

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from compiler.errors import Problem, SpecError, printable
+from compiler.errors import Problem, SpecError, warning_line
 from compiler.inputs.environments import Environment
 from compiler.pipeline import compile_one, compile_project
 from compiler.spec import workload_files
@@ -25,7 +25,7 @@ def validate(args: argparse.Namespace) -> int:
     project = project_of(args)
     compiled = compile_project(project, directory=_directory(args.directory))
     for warning in compiled.warnings:
-        print(printable(f"warning: {warning}"), file=sys.stderr)
+        print(warning_line(warning), file=sys.stderr)
     envs = compiled.environments
     counts = ", ".join(f"{name}: {len(compiled.workloads(name))}" for name in envs)
     print(f"{len(compiled.loaded.specs)} workloads valid for {len(envs)} environments ({counts})")
@@ -65,7 +65,7 @@ def render(args: argparse.Namespace) -> int:
     env = environment(project, args.env)
     compiled = compile_one(project, args.spec, env.name)
     for warning in (*compiled.workload.warnings, *compiled.warnings):
-        print(printable(f"warning: {warning}"), file=sys.stderr)
+        print(warning_line(warning), file=sys.stderr)
     document: Any = json.loads(compiled.definition) if args.state_machine else compiled.request
     json.dump(document, sys.stdout, indent=2)
     sys.stdout.write("\n")

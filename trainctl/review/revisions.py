@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from compiler.errors import WARNING_PREFIX
 from trainctl.common.assembly import read_warnings
 from trainctl.review.errors import ReviewError
 
@@ -47,9 +48,6 @@ def worktree(project: Path, ref: str) -> Iterator[Path]:
             subprocess.run(["git", "worktree", "remove", "--force", str(path)], cwd=project, capture_output=True)
 
 
-WARNING = "warning: "  # how app.py prints each of the pipeline's warnings
-
-
 def synthesize(tree: Path, outdir: Path, label: str) -> list[str]:
     """Run the revision's own app.py offline, with this checkout's interpreter and packages; returns the validation
     warnings of its synth: those it recorded beside the manifest (trainctl.common.assembly.read_warnings), or for a
@@ -68,4 +66,5 @@ def synthesize(tree: Path, outdir: Path, label: str) -> list[str]:
     recorded = read_warnings(outdir)
     if recorded is not None:
         return recorded
-    return [line.removeprefix(WARNING) for line in done.stderr.splitlines() if line.startswith(WARNING)]
+    return [line.removeprefix(WARNING_PREFIX) for line in done.stderr.splitlines()
+            if line.startswith(WARNING_PREFIX)]

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from compiler.compilation.overrides import OverridePolicy
-from compiler.errors import printable
+from compiler.errors import warning_line
 from compiler.spec import load_workload
 from trainctl.common.aws import Clients, aws_errors
 from trainctl.common.errors import problem
@@ -59,7 +59,7 @@ def start(args: argparse.Namespace) -> int:
     env = environment(project, args.env)
     workload = load_workload(project, args.workload, env)
     for warning in workload.warnings:
-        print(printable(f"warning: {warning}"), file=sys.stderr)
+        print(warning_line(warning), file=sys.stderr)
     policy = OverridePolicy.of(workload, env.region)
     given = execution_input(args, policy)
     refused = policy.check(given)
