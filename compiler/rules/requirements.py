@@ -6,9 +6,10 @@ index: a line the image does not already satisfy fails the job after its instanc
 same holds with isolation off when the environment gives the job no way to the internet (no NAT gateway), or its DNS
 firewall blocks the package index's names.
 
-What the image holds (compiler/facts/image_packages.py): an AWS framework image is known well enough to refuse a line
-it cannot satisfy; an image of this project's own (or any `image_uri`) may hold more than its base, so a line that is
-not known to be there is a warning naming the image.
+What the image holds (compiler/facts/image_packages.py): an AWS framework image whose Dockerfile was read is known
+well enough to refuse a line it cannot satisfy; any other framework image, an image of this project's own (which may
+hold more than its base) and any `image_uri` are not, so a line that is not known to be there is a warning naming the
+image.
 """
 
 from __future__ import annotations
@@ -20,15 +21,17 @@ from pathlib import Path
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from compiler.facts.image_packages import FRAMEWORK_PACKAGE, TOOLKIT_PACKAGES
+from compiler.compilation.images import ecr_parts
+from compiler.facts.image_packages import FRAMEWORK_PACKAGE, TOOLKIT_PACKAGES, dlc_packages
 from compiler.inputs.environments import Environment
-from compiler.inputs.image_builds import ImageBuild
+from compiler.inputs.image_builds import BaseImage, ImageBuild
 from compiler.inputs.model import FrameworkImage, ProjectImage, Workload
 from compiler.inputs.reader import Findings
 from compiler.inputs.requirements import FILE_NAME, Line, Requirements, read_requirements
 from compiler.inputs.sourcedir import Scan
 from compiler.rules.registry import compiled_rule
 from compiler.rules.views import CompiledView
+from compiler.sdk.framework_images import ImageNotFound
 
 # pip's default index and the host its files download from (pip documentation, "pip install": --index-url defaults to
 # https://pypi.org/simple; PyPI serves the files from files.pythonhosted.org).
@@ -50,10 +53,11 @@ class ImageContents:
     python: str | None  # "3.10", for environment markers
 
 
-def _framework_versions(framework: str, version: str | None, base: Mapping[str, str | None]) -> dict[str, str | None]:
-    """The toolkit's packages (versions unknown), and the framework (and a HuggingFace image's base) at the version
-    the image is named by, where that names one release."""
-    known: dict[str, str | None] = dict.fromkeys(TOOLKIT_PACKAGES)
+def _framework_versions(framework: str, version: str | None, base: Mapping[str, str | None],
+                        installed: frozenset[str] = frozenset()) -> dict[str, str | None]:
+    """The toolkit's packages and what the image's Dockerfile installs (versions unknown), and the framework (and a
+    HuggingFace image's base) at the version the image is named by, where that names one release."""
+    known: dict[str, str | None] = dict.fromkeys(TOOLKIT_PACKAGES | installed)
     if framework in FRAMEWORK_PACKAGE:
         known[FRAMEWORK_PACKAGE[framework]] = version
     known.update(base)
@@ -66,20 +70,41 @@ def _python(py_version: str | None) -> str | None:
     return f"{digits[0]}.{digits[1:]}" if len(digits) > 1 and digits.isdigit() else None
 
 
-def image_contents(w: Workload, builds: Mapping[str, ImageBuild]) -> ImageContents:
+def _installed(uri: str | None) -> frozenset[str] | None:
+    """What the AWS image at `uri` holds, where its Dockerfile was read (None otherwise)."""
+    parts = ecr_parts(uri) if uri else None
+    tagged = uri.rsplit("/", 1)[-1].split("@")[0] if uri else ""  # repository:tag (a digest after @ pins it)
+    if parts is None or ":" not in tagged:
+        return None
+    return dlc_packages(parts["repository"], tagged.split(":", 1)[1])
+
+
+def _base_holds(base: BaseImage, region: str | None) -> frozenset[str]:
+    """What a project image's base holds, where its Dockerfile was read (nothing known otherwise)."""
+    try:
+        return (_installed(base.uri(region)) if region else None) or frozenset()
+    except ImageNotFound:  # cdk.json's image rule names that problem; here it only means nothing is known
+        return frozenset()
+
+
+def image_contents(w: Workload, builds: Mapping[str, ImageBuild], training_image: str | None = None,
+                   region: str | None = None) -> ImageContents:
+    """What the job's image holds: `training_image` is the request's TrainingImage (an AWS image's URI says which
+    Dockerfile built it), `region` where a project image's base is pulled from."""
     estimator, image = w.estimator, w.image
     if isinstance(image, FrameworkImage) and estimator.framework in FRAMEWORK_PACKAGE:
         base = {"torch": estimator.pytorch_version} if estimator.pytorch_version else (
             {"tensorflow": estimator.tensorflow_version} if estimator.tensorflow_version else {})
-        versions = _framework_versions(estimator.framework, estimator.framework_version, base)
+        installed = _installed(training_image)
+        versions = _framework_versions(estimator.framework, estimator.framework_version, base, installed or frozenset())
         label = f"the {_NAMES[estimator.framework]} {estimator.framework_version} training image"
-        return ImageContents(label, versions, True, _python(estimator.py_version))
+        return ImageContents(label, versions, installed is not None, _python(estimator.py_version))
     if isinstance(image, FrameworkImage) and estimator.framework in _TABULAR_PACKAGE:
         label = f"the {_NAMES[estimator.framework]} {estimator.framework_version} training image"
         return ImageContents(label, {_TABULAR_PACKAGE[estimator.framework]: None}, False, _python(estimator.py_version))
     if isinstance(image, ProjectImage) and image.repository in builds:
         built = builds[image.repository].base_image
-        versions = _framework_versions(built.framework, built.framework_version, {})
+        versions = _framework_versions(built.framework, built.framework_version, {}, _base_holds(built, region))
         return ImageContents(f"the image {image.repository} (built FROM the {_NAMES.get(built.framework, built.framework)} "
                              f"{built.framework_version} training image)", versions, False, _python(built.py_version))
     label = f"the image {image.repository}" if isinstance(image, ProjectImage) else "the image_uri image"
@@ -249,7 +274,8 @@ def requirements_install_without_a_network(view: CompiledView, f: Findings) -> N
         return
     if isinstance(w.image, ProjectImage) and _installed_by(view.image_builds.get(w.image.repository), view.bundle):
         return
-    image = image_contents(w, view.image_builds)
+    image = image_contents(w, view.image_builds, view.request["AlgorithmSpecification"]["TrainingImage"],
+                           view.environment.region)
     verdicts = judge(found, image)
     if verdicts.downloads:
         f.problem("source_dir", _download_problem(w, view.environment, verdicts, image, file))

@@ -24,7 +24,7 @@ from compiler.inputs.requirements import read_requirements
 from compiler.inputs.sourcedir import scan
 from compiler.inputs.tracked import NotInGitWarning
 from compiler.pipeline import CompiledWorkload, _Bundles, compile_workload
-from compiler.rules.requirements import ImageContents, judge
+from compiler.rules.requirements import ImageContents, image_contents, judge
 from tests.project import ENVIRONMENTS
 
 DEV, PROD = ENVIRONMENTS["dev"], ENVIRONMENTS["prod"]  # dev: no NAT gateway; prod: no NAT, DNS firewall blocks
@@ -87,6 +87,56 @@ def test_the_framework_version_is_held_to_the_line_at_its_boundary(make, spec_di
 def test_a_version_of_a_toolkit_package_is_a_warning_not_a_refusal(make, spec_dir) -> None:
     warned = passes(make, spec_dir, "numpy>=1.24\n")
     assert len(warned) == 1 and "numpy" in warned[0] and "version not known here" in warned[0]
+
+
+# What the image's own Dockerfile installs is in the image (aws/deep-learning-containers,
+# pytorch/training/docker/2.3/py3/cu121/Dockerfile.gpu): `mamba install ... pytorch=${PYTORCH_VERSION} ... torchvision
+# torchaudio torchtext`, `mamba install -c conda-forge -c fastai accelerate fastai`, `pip install opencv-python`,
+# `pip install torchtnt`, and conda's `requests`, `pyyaml`, `pillow`, `h5py`, `tqdm`, `fsspec`.
+DOCKERFILE_PYTORCH_2_3 = ["torchvision", "torchaudio", "torchtext", "accelerate", "fastai", "opencv-python", "torchtnt",
+                          "requests", "PyYAML", "Pillow", "h5py", "tqdm", "fsspec"]
+
+
+def test_what_the_images_dockerfile_installs_passes(make, spec_dir) -> None:
+    assert passes(make, spec_dir, "\n".join(DOCKERFILE_PYTORCH_2_3) + "\n") == ()
+
+
+def test_what_those_packages_depend_on_passes(make, spec_dir) -> None:
+    """fastai requires matplotlib, pandas, scikit-learn and spacy (fastai's settings.ini, `requirements`): pip put them
+    in the image with it."""
+    assert passes(make, spec_dir, "matplotlib\npandas\nscikit-learn\nspacy\n") == ()
+
+
+def test_a_version_of_a_dockerfile_package_is_a_warning_not_a_refusal(make, spec_dir) -> None:
+    """The Dockerfile names torchvision without a version here: which one the image holds is not known."""
+    warned = passes(make, spec_dir, "torchvision>=0.18\n")
+    assert len(warned) == 1 and "`torchvision>=0.18` (line 1)" in warned[0] and "version not known" in warned[0]
+
+
+# huggingface/pytorch/training/docker/2.1/py3/cu121/Dockerfile.gpu (transformers 4.36 on PyTorch 2.1):
+# `pip install transformers[sklearn,sentencepiece,audio,vision,pipelines]==${TRANSFORMERS_VERSION}
+# datasets==${DATASETS_VERSION} diffusers evaluate accelerate trl peft ...`, FROM pytorch-training:2.1.0-gpu-py310.
+HUGGINGFACE_4_36 = {"framework": "huggingface", "transformers_version": "4.36.0", "pytorch_version": "2.1.0",
+                    "py_version": "py310", "framework_version": ...}
+
+
+def test_a_huggingface_image_holds_its_libraries_and_its_base_images(make, spec_dir) -> None:
+    """The HuggingFace notebooks' requirements: the image's own installs, the `sentencepiece` extra of transformers,
+    and the PyTorch base image's torchvision."""
+    assert passes(make, spec_dir, "transformers\ndatasets\naccelerate\nevaluate\npeft\ntrl\ndiffusers\n"
+                  "sentencepiece\ntorchvision\n", **HUGGINGFACE_4_36) == ()
+    refused(make, spec_dir, "datasets\nwandb\n", "`wandb` (line 2) is not in the HuggingFace 4.36.0 training image",
+            **HUGGINGFACE_4_36)
+
+
+def test_an_image_whose_dockerfile_was_not_read_warns_and_refuses_nothing(make, spec_dir) -> None:
+    """PyTorch 1.12.1 (the pinned SDK's catalog has it) is not among the Dockerfiles read: a line that is neither the
+    framework nor the toolkit's is "not known", a warning naming the image, never "not in"."""
+    result, problems = compiled(make, spec_dir, "wandb\n", framework_version="1.12.1", py_version="py38",
+                                distribution=..., instance_count=1)
+    assert problems == []
+    [warning] = [w for w in result.warnings if "requirements.txt" in w]
+    assert "`wandb` (line 1) must already be in the PyTorch 1.12.1 training image" in warning
 
 
 @pytest.mark.parametrize("line", ["peft @ https://example.com/peft-0.1-py3-none-any.whl",
@@ -180,6 +230,18 @@ def test_an_image_not_known_to_hold_a_line_is_a_warning_naming_it(make, spec_dir
     assert "torch" not in result.warnings[0].split("must already be in")[0]  # the base image's torch 2.3.0 does
 
 
+def test_an_image_built_from_a_dlc_holds_what_its_base_holds(make, spec_dir, tmp_path) -> None:
+    """The project's image is built FROM the PyTorch 2.3.0 GPU image, whose Dockerfile installs torchvision and
+    accelerate: no warning for them; a package the base lacks is still only "not known" (the project's Dockerfile
+    may add it)."""
+    images = _image(tmp_path, "ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\n", None)
+    result, problems = compiled(make, spec_dir, "torchvision\naccelerate\nwandb\n", images=images,
+                                framework_version=..., py_version="py311", image={"repository": "trainer"})
+    assert problems == []
+    [warning] = result.warnings
+    assert "`wandb` (line 3) must already be in the image trainer" in warning and "torchvision" not in warning
+
+
 # ------------------------------------------------------------------------------------------------ pip, the judge
 
 
@@ -222,3 +284,12 @@ def test_an_xgboost_image_names_itself_and_warns_for_what_it_is_not_known_to_hol
     [warning] = [w for w in result.warnings if "requirements.txt" in w]
     assert "the XGBoost 1.7-1 training image" in warning and "`pandas` (line 2)" in warning
     assert "image_uri" not in warning and "`xgboost`" not in warning
+
+
+def test_a_base_image_the_catalog_lacks_leaves_nothing_known_and_raises_nothing(make, spec_dir, tmp_path) -> None:
+    """cdk.json's image rule refuses a base image the SDK's catalog has no image for; this rule only knows nothing of
+    what it holds."""
+    build = ImageBuild("trainer", tmp_path, "Dockerfile", BaseImage("pytorch", "9.9.9", "py311", "ml.p4d.24xlarge"))
+    workload = make(framework_version=..., py_version="py311", image={"repository": "trainer"})
+    contents = image_contents(workload, {"trainer": build}, None, DEV.region)
+    assert contents.complete is False and "torchvision" not in contents.versions

@@ -1,0 +1,70 @@
+"""What an AWS framework training image holds: the image each URI names, and the data read from its Dockerfile.
+
+The data (compiler/facts/data/image_packages.json) is written from aws/deep-learning-containers by hand (`installs`)
+and by scripts/image_packages.py (`packages`, their dependencies as pip resolves them); these tests hold it to its own
+shape and to literals read from the Dockerfiles it names.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+
+import pytest
+
+from compiler.facts.image_packages import PACKAGES_FILE, dlc_packages, image_key
+
+DATA = json.loads(resources.files("compiler.facts").joinpath(*PACKAGES_FILE).read_text())
+
+
+@pytest.mark.parametrize(("repository", "tag", "key"), [
+    ("pytorch-training", "2.3.0-gpu-py311", "pytorch-training 2.3 gpu"),
+    ("pytorch-training", "2.3.0-gpu-py311-cu121-ubuntu20.04-sagemaker", "pytorch-training 2.3 gpu"),
+    ("pytorch-training", "2.8.0-cpu-py312", "pytorch-training 2.8 cpu"),
+    ("tensorflow-training", "2.14.1-gpu-py310-cu118-ubuntu20.04-sagemaker", "tensorflow-training 2.14 gpu"),
+    ("tensorflow-training", "2.14-cpu-py310", "tensorflow-training 2.14 cpu"),
+    ("huggingface-pytorch-training", "2.1.0-transformers4.36.0-gpu-py310-cu121-ubuntu20.04",
+     "huggingface-pytorch-training 2.1 gpu"),
+    ("pytorch-training-neuronx", "1.13.1-neuronx-py310-sdk2.18.0-ubuntu20.04", None),  # no cpu or gpu in the tag
+    ("pytorch-training", "latest", None),
+    ("pytorch-training", "2-gpu-py311", None),
+])
+def test_an_images_key_is_its_repository_version_and_processor(repository: str, tag: str, key: str | None) -> None:
+    assert image_key(repository, tag) == key
+
+
+def test_an_image_whose_dockerfile_was_not_read_has_no_packages() -> None:
+    assert dlc_packages("pytorch-training", "1.12.1-gpu-py38") is None  # not among the Dockerfiles read
+    assert dlc_packages("pytorch-training-neuronx", "1.13.1-neuronx-py310-sdk2.18.0-ubuntu20.04") is None
+    assert dlc_packages("my-trainer", "2.3.0-gpu-py311") is None
+
+
+@pytest.mark.parametrize("key", sorted(DATA["images"]))
+def test_each_image_holds_what_its_dockerfile_installs_and_names_its_source(key: str) -> None:
+    image = DATA["images"][key]
+    repository, version, processor = key.split(" ")
+    assert image_key(repository, f"{version}.0-{processor}-py3") == key
+    assert image["source"].startswith("aws/deep-learning-containers ") and f"/{version}/" in image["source"]
+    assert image["python"] in {"3.9", "3.10", "3.11", "3.12"}
+    assert set(image["installs"]) <= set(image["packages"])
+    assert set(image["pins"]) <= set(image["installs"])
+
+
+@pytest.mark.parametrize(("key", "installed"), [
+    # pytorch/training/docker/2.3/py3/cu121/Dockerfile.gpu: the mamba and pip lines of the SageMaker image's stages
+    ("pytorch-training 2.3 gpu", {"torch", "torchvision", "torchaudio", "torchtext", "accelerate", "fastai",
+                                  "opencv-python", "torchtnt", "flash-attn", "requests", "pyyaml", "tqdm"}),
+    # huggingface/pytorch/training/docker/2.1/py3/cu121/Dockerfile.gpu, and its FROM pytorch-training:2.1.0
+    ("huggingface-pytorch-training 2.1 gpu", {"transformers", "datasets", "diffusers", "evaluate", "accelerate", "trl",
+                                              "peft", "bitsandbytes", "torch", "torchvision"}),
+])
+def test_the_dockerfiles_literals_are_there(key: str, installed: set[str]) -> None:
+    assert installed <= set(DATA["images"][key]["installs"])
+
+
+def test_what_an_image_uninstalls_for_good_is_not_there() -> None:
+    """The HuggingFace images from PyTorch 2.1 on run `pip uninstall -y transformer-engine flash-attn pyarrow
+    cryptography` and install all but transformer-engine again."""
+    packages = dlc_packages("huggingface-pytorch-training", "2.1.0-transformers4.36.0-gpu-py310-cu121-ubuntu20.04")
+    assert packages is not None
+    assert "transformer-engine" not in packages and {"flash-attn", "pyarrow", "cryptography"} <= packages
