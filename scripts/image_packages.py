@@ -6,7 +6,8 @@ names its Dockerfile and commit); pip installs their dependencies too, and those
 asks pip, for each package, which packages it requires (`pip install --dry-run --no-deps --report`: the metadata of
 the version pip picks, read from the wheel without downloading it), follows them with their extras, and evaluates
 their markers for the image's Python on Linux x86_64. Names only: the versions an image holds are not written.
-A package pip finds no wheel for (an AWS-only wheel, an old pin) keeps its name and adds no dependencies.
+A package pip finds no wheel for (built from source in the image, or an AWS-only wheel) keeps its name and adds what
+`without_wheels` says its own setup.py requires (each entry names its source), or nothing.
 
 Needs the package index (the project's registry) and about 10 minutes; run it after adding or changing `installs`:
 
@@ -34,8 +35,8 @@ PLATFORMS = ["manylinux2014_x86_64", "manylinux_2_28_x86_64", "manylinux_2_17_x8
              "linux_x86_64"]
 
 
-def requires_dist(requirement: str) -> list[str]:
-    """Requires-Dist of the version pip picks for `requirement` (for Python 3.11; [] when pip finds no wheel)."""
+def requires_dist(requirement: str) -> list[str] | None:
+    """Requires-Dist of the version pip picks for `requirement` (for Python 3.11; None when pip finds no wheel)."""
     with tempfile.TemporaryDirectory() as scratch:
         report = Path(scratch) / "report.json"
         platforms = [arg for platform in PLATFORMS for arg in ("--platform", platform)]
@@ -46,7 +47,7 @@ def requires_dist(requirement: str) -> list[str]:
             capture_output=True, text=True, check=False)
         if done.returncode != 0:
             name = str(canonicalize_name(Requirement(requirement).name))
-            return requires_dist(name) if name != requirement else []
+            return requires_dist(name) if name != requirement else None
         installs = json.loads(report.read_text())["install"]
         return list(installs[0]["metadata"].get("requires_dist", [])) if installs else []
 
@@ -54,14 +55,16 @@ def requires_dist(requirement: str) -> list[str]:
 class Walker:
     """Dependency closures by name, each package's metadata asked of pip once."""
 
-    def __init__(self, pool: ThreadPoolExecutor) -> None:
+    def __init__(self, pool: ThreadPoolExecutor, without_wheels: dict[str, list[str]]) -> None:
         self.pool = pool
+        self.without_wheels = without_wheels  # name -> what its own setup.py requires, for a package with no wheel
         self.known: dict[str, list[str]] = {}
 
     def _metadata(self, requirements: list[str]) -> None:
         missing = sorted({r for r in requirements if r not in self.known})
         for requirement, found in zip(missing, self.pool.map(requires_dist, missing), strict=True):
-            self.known[requirement] = found
+            name = str(canonicalize_name(Requirement(requirement).name))
+            self.known[requirement] = found if found is not None else self.without_wheels.get(name, [])
 
     def closure(self, roots: dict[str, str], python: str) -> list[str]:
         """Every distribution `roots` (name -> requirement) pull in on CPython `python` on Linux x86_64."""
@@ -91,7 +94,7 @@ class Walker:
 def main() -> None:
     data = json.loads(DATA.read_text())
     with ThreadPoolExecutor(8) as pool:
-        walker = Walker(pool)
+        walker = Walker(pool, {name: entry["requires"] for name, entry in data["without_wheels"].items()})
         for key, image in sorted(data["images"].items()):
             roots = {name: name + image.get("pins", {}).get(name, "") for name in image["installs"]}
             image["packages"] = walker.closure(roots, image["python"])

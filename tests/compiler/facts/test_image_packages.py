@@ -68,3 +68,12 @@ def test_what_an_image_uninstalls_for_good_is_not_there() -> None:
     packages = dlc_packages("huggingface-pytorch-training", "2.1.0-transformers4.36.0-gpu-py310-cu121-ubuntu20.04")
     assert packages is not None
     assert "transformer-engine" not in packages and {"flash-attn", "pyarrow", "cryptography"} <= packages
+
+
+def test_a_package_built_from_source_brings_what_its_setup_py_requires() -> None:
+    """The PyTorch 2.3 GPU image builds flash-attn 2.0.4 from source (no wheel on the index), and flash-attn's setup.py
+    requires `torch`, `einops`, `packaging`, `ninja`: einops is in the image through it alone."""
+    assert DATA["without_wheels"]["flash-attn"]["requires"] == ["torch", "einops", "packaging", "ninja"]
+    assert "einops" in DATA["images"]["pytorch-training 2.3 gpu"]["packages"]
+    assert "flash-attn" not in DATA["images"]["pytorch-training 2.3 cpu"]["installs"]  # a GPU build only
+    assert all(entry["source"] for entry in DATA["without_wheels"].values())
