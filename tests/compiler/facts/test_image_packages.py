@@ -7,8 +7,11 @@ shape and to literals read from the Dockerfiles it names.
 
 from __future__ import annotations
 
+import importlib.util
 import json
+from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
+from pathlib import Path
 
 import pytest
 
@@ -77,3 +80,30 @@ def test_a_package_built_from_source_brings_what_its_setup_py_requires() -> None
     assert "einops" in DATA["images"]["pytorch-training 2.3 gpu"]["packages"]
     assert "flash-attn" not in DATA["images"]["pytorch-training 2.3 cpu"]["installs"]  # a GPU build only
     assert all(entry["source"] for entry in DATA["without_wheels"].values())
+
+
+def _script():
+    """scripts/image_packages.py, which writes `packages` (a script, not a package: loaded by path)."""
+    spec = importlib.util.spec_from_file_location("image_packages_script",
+                                                  Path(__file__).parents[3] / "scripts" / "image_packages.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+METADATA = {  # requirement -> Requires-Dist, as pip's report gives it (None: pip found no wheel)
+    "a[x]": ["b>=1", "c ; extra == 'x'", "d ; python_version < '3.10'", "e ; sys_platform == 'win32'"],
+    "b": ["A"],  # a cycle, and a name written otherwise
+    "c": [], "d": [], "e": [], "built-from-source": None, "c-d": [],
+}
+
+
+@pytest.mark.parametrize(("python", "expected"), [("3.11", ["a", "b", "built-from-source", "c", "c-d"]),
+                                                   ("3.9", ["a", "b", "built-from-source", "c", "c-d", "d"])])
+def test_the_closure_follows_extras_markers_and_what_a_source_build_requires(monkeypatch, python, expected) -> None:
+    script = _script()
+    monkeypatch.setattr(script, "requires_dist", METADATA.__getitem__)
+    with ThreadPoolExecutor(2) as pool:
+        walker = script.Walker(pool, {"built-from-source": ["C_D"]})
+        assert walker.closure({"a": "a[x]", "built-from-source": "built-from-source"}, python) == expected
