@@ -21,15 +21,17 @@ import subprocess
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
+from importlib import resources
 from pathlib import Path
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from compiler.facts.image_packages import PACKAGES_FILE
 from compiler.inputs.files import write_text_atomically
 
-DATA = Path(__file__).resolve().parents[1] / "compiler" / "facts" / "data" / "image_packages.json"
+DATA = Path(str(resources.files("compiler.facts").joinpath(*PACKAGES_FILE)))
 # The wheels a SageMaker training container can run: CPython on Linux x86_64.
 PLATFORMS = ["manylinux2014_x86_64", "manylinux_2_28_x86_64", "manylinux_2_17_x86_64", "manylinux1_x86_64",
              "linux_x86_64"]

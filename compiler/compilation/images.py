@@ -19,7 +19,8 @@ from compiler.sdk import sdk_rules
 from compiler.sdk.framework_images import cluster_image_instance_type, retrieve, training_image_uri
 
 _ECR_URI = re.compile(
-    r"^(?P<account>\d{12})\.dkr\.ecr\.(?P<region>[a-z0-9-]+)\.amazonaws\.com(?P<cn>\.cn)?/(?P<repo>[^:@]+)(?:[:@].+)?$"
+    r"^(?P<account>\d{12})\.dkr\.ecr\.(?P<region>[a-z0-9-]+)\.amazonaws\.com(?P<cn>\.cn)?/(?P<repo>[^:@]+)"
+    r"(?::(?P<tag>[^@]+))?(?:@.+)?$"
 )
 
 
@@ -63,12 +64,13 @@ def image_uri(workload: Workload, region: str) -> str:
 
 
 def ecr_parts(uri: str) -> dict[str, str] | None:
-    """Account, region, partition and repository of an ECR image URI (None for other registries)."""
+    """Account, region, partition, repository and tag ("" when the URI names none) of an ECR image URI (None for
+    other registries)."""
     match = _ECR_URI.match(uri)
     if match is None:
         return None
     return {"account": match["account"], "region": match["region"], "repository": match["repo"],
-            "partition": "aws-cn" if match["cn"] else "aws"}
+            "tag": match["tag"] or "", "partition": "aws-cn" if match["cn"] else "aws"}
 
 
 # OCI image spec, descriptor.md: a sha256 digest is `sha256:` and 64 lowercase hex digits. `repo:tag@digest` pulls the

@@ -73,10 +73,7 @@ def _python(py_version: str | None) -> str | None:
 def _installed(uri: str | None) -> frozenset[str] | None:
     """What the AWS image at `uri` holds, where its Dockerfile was read (None otherwise)."""
     parts = ecr_parts(uri) if uri else None
-    tagged = uri.rsplit("/", 1)[-1].split("@")[0] if uri else ""  # repository:tag (a digest after @ pins it)
-    if parts is None or ":" not in tagged:
-        return None
-    return dlc_packages(parts["repository"], tagged.split(":", 1)[1])
+    return dlc_packages(parts["repository"], parts["tag"]) if parts is not None and parts["tag"] else None
 
 
 def _base_holds(base: BaseImage, region: str | None) -> frozenset[str]:

@@ -21,7 +21,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-import pytest
 from hypothesis import HealthCheck, assume, given, note, settings
 from hypothesis import strategies as st
 
@@ -97,16 +96,8 @@ def plausible_specs(draw: st.DrawFn) -> dict[str, Any]:
     return spec
 
 
-@pytest.fixture(scope="module")
-def code_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A project: train.py beside the specs, a source_dir `src` holding train.py, and a dependency folder."""
-    directory = tmp_path_factory.mktemp("project")
-    (directory / "train.py").write_text("print('training')\n")
-    (directory / "src").mkdir()
-    (directory / "src" / "train.py").write_text("print('training')\n")
-    (directory / "lib" / "helpers").mkdir(parents=True)
-    (directory / "lib" / "helpers" / "__init__.py").write_text("")
-    return directory
+# The property test's project (train.py, a source_dir `src`, a dependency folder `lib/helpers`): the same specs' files.
+code_dir = plausible_parts.code_dir
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
